@@ -1,0 +1,12 @@
+import { ConfigError } from "../config.ts";
+
+/** Configuration mistakes end the process with one line and exit code 2; anything else is a bug. */
+export async function exitOnConfigError<T>(run: () => T | Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`parley: ${error.message}\n`);
+    process.exit(2);
+  }
+}

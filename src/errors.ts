@@ -1,0 +1,58 @@
+export type ErrorType =
+  | "invalid_request_error"
+  | "authentication_error"
+  | "permission_error"
+  | "not_found_error"
+  | "validation_error"
+  | "rate_limit_error"
+  | "internal_server_error"
+  | "service_unavailable_error";
+
+export interface ErrorOptions {
+  details?: string;
+  /** Text from an upstream provider: shown to clients only when DEBUG=true. */
+  upstream?: string;
+  retryable?: boolean;
+  headers?: Record<string, string>;
+}
+
+/** Every failure a client can see. Rendered into the envelope only at the edge (server/errors.ts). */
+export class GatewayError extends Error {
+  readonly details?: string;
+  readonly upstream?: string;
+  readonly retryable: boolean;
+  readonly headers: Record<string, string>;
+
+  constructor(
+    readonly status: number,
+    readonly type: ErrorType,
+    message: string,
+    options: ErrorOptions = {},
+  ) {
+    super(message);
+    this.details = options.details;
+    this.upstream = options.upstream;
+    this.retryable = options.retryable ?? status >= 500;
+    this.headers = options.headers ?? {};
+  }
+}
+
+export const invalidRequest = (message: string, details?: string) =>
+  new GatewayError(400, "invalid_request_error", message, { details });
+
+export const validationError = (field: string, rule: string) =>
+  new GatewayError(422, "validation_error", `Invalid value for '${field}'.`, { details: `${field}: ${rule}` });
+
+export const notFound = (message: string) => new GatewayError(404, "not_found_error", message);
+
+export const unavailable = (message: string, options?: ErrorOptions) =>
+  new GatewayError(503, "service_unavailable_error", message, options);
+
+export interface ErrorEnvelope {
+  error: { type: ErrorType; message: string; details?: string };
+}
+
+export function envelope(error: GatewayError, debug = false): ErrorEnvelope {
+  const details = debug && error.upstream ? error.upstream : error.details;
+  return { error: { type: error.type, message: error.message, ...(details ? { details } : {}) } };
+}

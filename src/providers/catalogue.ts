@@ -1,0 +1,44 @@
+import type { Config, ProviderName } from "../config.ts";
+
+export interface ModelInfo {
+  id: string;
+  object: "model";
+  created: number;
+  owned_by: string;
+}
+
+/** Well-known models; any id that routes can still be used. Dates are the vendors' release days. */
+const KNOWN: [ProviderName, string, string, string][] = [
+  ["alpha", "gpt-4o", "openai", "2024-05-13"],
+  ["alpha", "gpt-4o-mini", "openai", "2024-07-18"],
+  ["alpha", "gpt-4.1", "openai", "2025-04-14"],
+  ["alpha", "gpt-4.1-mini", "openai", "2025-04-14"],
+  ["alpha", "o3-mini", "openai", "2025-01-31"],
+  ["alpha", "o4-mini", "openai", "2025-04-16"],
+  ["beta", "anthropic.claude-3-5-sonnet-20241022-v2:0", "anthropic", "2024-10-22"],
+  ["beta", "anthropic.claude-3-5-haiku-20241022-v1:0", "anthropic", "2024-10-22"],
+  ["beta", "anthropic.claude-3-7-sonnet-20250219-v1:0", "anthropic", "2025-02-19"],
+  ["beta", "us.anthropic.claude-sonnet-4-20250514-v1:0", "anthropic", "2025-05-14"],
+  ["beta", "amazon.titan-text-express-v1", "amazon", "2023-11-29"],
+  ["beta", "amazon.titan-text-lite-v1", "amazon", "2023-11-29"],
+  ["beta", "amazon.nova-pro-v1:0", "amazon", "2024-12-03"],
+  ["beta", "amazon.nova-lite-v1:0", "amazon", "2024-12-03"],
+  ["beta", "meta.llama3-1-70b-instruct-v1:0", "meta", "2024-07-23"],
+  ["beta", "mistral.mistral-large-2407-v1:0", "mistral", "2024-07-24"],
+  ["beta", "cohere.command-r-plus-v1:0", "cohere", "2024-04-29"],
+];
+
+const unix = (day: string) => Math.floor(Date.parse(day) / 1000);
+
+/** The models of the configured providers, with the default model and aliases added. */
+export function listModels(config: Config, configured: Record<ProviderName, boolean>): ModelInfo[] {
+  const models = KNOWN.filter(([provider]) => configured[provider]).map(([, id, owner, day]) => model(id, owner, unix(day)));
+  const extra = [config.alpha.defaultModel, ...Object.keys(config.modelAliases)].filter(
+    (id): id is string => !!id && !models.some((m) => m.id === id),
+  );
+  return [...models, ...extra.map((id) => model(id, "parley", 0))];
+}
+
+function model(id: string, owned_by: string, created: number): ModelInfo {
+  return { id, object: "model", created, owned_by };
+}

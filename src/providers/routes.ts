@@ -1,0 +1,39 @@
+import type { Config, ProviderName } from "../config.ts";
+import { notFound } from "../errors.ts";
+
+const BEDROCK_VENDORS = "anthropic|amazon|ai21|cohere|meta|mistral|deepseek|qwen|openai|writer";
+const BEDROCK_GEOS = "us|eu|apac|global|us-gov|jp|au|ca";
+
+const BUILT_IN: [RegExp, ProviderName][] = [
+  [/^(gpt-|text-|dall-e-|chatgpt-|o1|o3|o4|ft:)/, "alpha"],
+  [new RegExp(`^((${BEDROCK_GEOS})\\.)?(${BEDROCK_VENDORS})\\.`), "beta"],
+  [/^arn:aws:bedrock:/, "beta"],
+];
+
+export interface Route {
+  /** The id the client asked for: replies carry it. */
+  requested: string;
+  /** The id sent upstream, after aliases. */
+  model: string;
+  provider: ProviderName;
+}
+
+/** Model id -> provider: configured aliases and routes first, then the built-in patterns. */
+export function createRouter(config: Pick<Config, "modelAliases" | "modelRoutes">) {
+  const custom: [RegExp, ProviderName][] = config.modelRoutes.map(({ pattern, provider }) => [glob(pattern), provider]);
+  const table = [...custom, ...BUILT_IN];
+
+  return function route(requested: string): Route {
+    const model = config.modelAliases[requested] ?? requested;
+    const match = table.find(([pattern]) => pattern.test(model));
+    if (!match) throw notFound(`The model '${requested}' does not exist or is not routed to any provider.`);
+    return { requested, model, provider: match[1] };
+  };
+}
+
+export type Router = ReturnType<typeof createRouter>;
+
+function glob(pattern: string): RegExp {
+  const source = pattern.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*");
+  return new RegExp(`^${source}$`);
+}

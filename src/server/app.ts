@@ -1,0 +1,41 @@
+import { cors } from "@elysiajs/cors";
+import { Elysia } from "elysia";
+import type { Config } from "../config.ts";
+import type { Logger } from "../log.ts";
+import { createKeyring } from "./auth.ts";
+import { errorHandling, REQUEST_ID } from "./errors.ts";
+import { docsRoutes } from "./routes/docs.ts";
+import { requestLogging } from "./logging.ts";
+import { healthRoutes } from "./routes/health.ts";
+import { modelRoutes } from "./routes/models.ts";
+
+export interface AppOptions {
+  config: Config;
+  log: Logger;
+}
+
+const EXPOSED = [REQUEST_ID, "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "retry-after"];
+
+export function createApp({ config, log }: AppOptions) {
+  const keyring = createKeyring(config);
+  const routes: { method: string; path: string }[] = [];
+  const app = new Elysia({ name: "parley" })
+    .use(errorHandling({ debug: config.debug, log, isKnownPath: (path) => knownPath(routes, path) }))
+    .use(requestLogging(log))
+    .use(cors({ origin: config.corsOrigins === "*" ? true : config.corsOrigins, exposeHeaders: EXPOSED }))
+    .use(docsRoutes())
+    .use(healthRoutes(config))
+    .use(modelRoutes(config, keyring));
+  routes.push(...app.routes.filter((route) => route.method !== "OPTIONS"));
+  return app;
+}
+
+export type App = ReturnType<typeof createApp>;
+
+/** True when some route has this path under another method: the caller answers 405. */
+function knownPath(routes: { method: string; path: string }[], path: string): boolean {
+  return routes.some((route) => {
+    const pattern = route.path.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/:[^/]+/g, "[^/]+").replace(/\*/g, ".*");
+    return new RegExp(`^${pattern}$`).test(path);
+  });
+}

@@ -1,0 +1,59 @@
+import { timingSafeEqual } from "node:crypto";
+import { Elysia } from "elysia";
+import { SCOPES, type Config, type Scope } from "../config.ts";
+import { GatewayError } from "../errors.ts";
+
+export interface Principal {
+  /** A short, non-secret label for logs and rate-limit buckets. */
+  id: string;
+  scopes: ReadonlySet<Scope>;
+}
+
+const digest = (value: string) => new Bun.CryptoHasher("sha256").update(value).digest();
+
+/** Key -> principal. Every key is compared, in constant time, so timing tells nothing. */
+export function createKeyring(config: Pick<Config, "apiKey" | "apiKeys">) {
+  const keys = [
+    ...(config.apiKey ? [{ key: config.apiKey, scopes: SCOPES }] : []),
+    ...config.apiKeys,
+  ].map(({ key, scopes }) => ({
+    hash: digest(key),
+    principal: { id: digest(key).toString("hex").slice(0, 12), scopes: new Set(scopes) } as Principal,
+  }));
+
+  return function identify(presented: string | undefined): Principal | undefined {
+    if (!presented) return undefined;
+    const hash = digest(presented);
+    let found: Principal | undefined;
+    for (const key of keys) if (timingSafeEqual(key.hash, hash)) found = key.principal;
+    return found;
+  };
+}
+
+export type Keyring = ReturnType<typeof createKeyring>;
+
+export function presentedKey(headers: Headers): string | undefined {
+  const bearer = /^Bearer\s+(.+)$/i.exec(headers.get("authorization") ?? "")?.[1]?.trim();
+  return bearer || headers.get("x-api-key")?.trim() || undefined;
+}
+
+const unauthenticated = (message: string) =>
+  new GatewayError(401, "authentication_error", message, { headers: { "www-authenticate": 'Bearer realm="parley"' } });
+
+/** `{ scope: "chat" }` on a route makes it need a key with that scope. */
+export function auth(identify: Keyring) {
+  return new Elysia({ name: "parley/auth" }).macro({
+    scope: (scope: Scope) => ({
+      resolve({ request }) {
+        const key = presentedKey(request.headers);
+        if (!key) throw unauthenticated("Missing API key: send 'Authorization: Bearer <key>' or 'x-api-key: <key>'.");
+        const principal = identify(key);
+        if (!principal) throw unauthenticated("Invalid API key.");
+        if (!principal.scopes.has(scope)) {
+          throw new GatewayError(403, "permission_error", `This key lacks the '${scope}' scope needed here.`);
+        }
+        return { principal };
+      },
+    }),
+  });
+}

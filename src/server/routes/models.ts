@@ -1,0 +1,12 @@
+import { Elysia } from "elysia";
+import type { Config } from "../../config.ts";
+import { listModels } from "../../providers/catalogue.ts";
+import { configuredProviders } from "../../providers/registry.ts";
+import { auth, type Keyring } from "../auth.ts";
+
+export function modelRoutes(config: Config, keyring: Keyring) {
+  const list = { object: "list", data: listModels(config, configuredProviders(config)) };
+  return new Elysia({ name: "parley/models" })
+    .use(auth(keyring))
+    .get("/v1/models", () => list, { scope: "models", detail: { summary: "List models", tags: ["models"] } });
+}

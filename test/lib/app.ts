@@ -1,0 +1,33 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadConfig, type Config } from "../../src/config.ts";
+import { createLogger } from "../../src/log.ts";
+import { createApp } from "../../src/server/app.ts";
+
+export const TEST_KEY = "sk-test-0123456789abcdef";
+
+/** Settings as a user would give them, on top of an isolated temp directory. */
+export function testConfig(env: Record<string, string> = {}): Config {
+  const dir = mkdtempSync(join(tmpdir(), "parley-app-"));
+  return loadConfig({
+    env: { HOME: dir, PARLEY_DATA_DIR: join(dir, "data"), PARLEY_CONFIG_DIR: join(dir, "config"), API_KEY: TEST_KEY, LOG_LEVEL: "silent", ...env },
+    cwd: dir,
+  }).config;
+}
+
+/** The app, in process, with a `call` that sends the test key unless told otherwise. */
+export function testApp(env: Record<string, string> = {}) {
+  const config = testConfig(env);
+  const app = createApp({ config, log: createLogger(config.logLevel) });
+  const call = (path: string, init: RequestInit & { key?: string | null } = {}) => {
+    const headers = new Headers(init.headers);
+    if (init.key !== null && !headers.has("authorization") && !headers.has("x-api-key")) {
+      headers.set("authorization", `Bearer ${init.key ?? TEST_KEY}`);
+    }
+    return app.handle(new Request(`http://localhost${path}`, { ...init, headers }));
+  };
+  const json = (path: string, body: unknown, init: RequestInit & { key?: string | null } = {}) =>
+    call(path, { method: "POST", ...init, body: JSON.stringify(body), headers: { "content-type": "application/json", ...init.headers } });
+  return { app, config, call, json };
+}

@@ -1,0 +1,47 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+export const CLI = resolve(import.meta.dir, "../../src/cli.ts");
+
+/** A fresh working directory with its own HOME: what a new user has. */
+export function userDir() {
+  const dir = mkdtempSync(join(tmpdir(), "parley-cli-"));
+  return { dir, env: { ...process.env, HOME: dir, XDG_CONFIG_HOME: join(dir, ".config"), XDG_DATA_HOME: join(dir, ".data") } };
+}
+
+export async function runCli(args: string[], options: { env?: Record<string, string | undefined>; cwd?: string } = {}) {
+  const proc = Bun.spawn(["bun", "--no-env-file", CLI, ...args], { cwd: options.cwd, env: options.env, stdout: "pipe", stderr: "pipe", stdin: "ignore" });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  return { stdout, stderr, code };
+}
+
+/** Starts `parley serve` on a free port and resolves once it answers /health. */
+export async function startCli(args: string[], options: { env?: Record<string, string | undefined>; cwd?: string } = {}) {
+  const proc = Bun.spawn(["bun", "--no-env-file", CLI, "serve", "--port", "0", ...args], { cwd: options.cwd, env: options.env, stdout: "pipe", stderr: "pipe", stdin: "ignore" });
+  let output = "";
+  const decoder = new TextDecoder();
+  const collect = async (stream: ReadableStream<Uint8Array>) => {
+    for await (const chunk of stream) output += decoder.decode(chunk);
+  };
+  const done = Promise.all([collect(proc.stdout), collect(proc.stderr)]);
+  const deadline = Date.now() + 10_000;
+  let url: string | undefined;
+  while (!url && Date.now() < deadline) {
+    url = /listening on (http:\/\/\S+?)\s/.exec(output)?.[1];
+    if (!url) await Bun.sleep(20);
+    if (proc.exitCode !== null) throw new Error(`parley serve exited ${proc.exitCode}: ${output}`);
+  }
+  if (!url) throw new Error(`parley serve did not start: ${output}`);
+  return {
+    url,
+    proc,
+    output: () => output,
+    async stop() {
+      proc.kill("SIGTERM");
+      await proc.exited;
+      await done;
+      return output;
+    },
+  };
+}

@@ -1,0 +1,18 @@
+// Every test run gets its own HOME, data and config dirs, and no provider credentials from the
+// developer's shell, so results never depend on the machine they run on.
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const home = mkdtempSync(join(tmpdir(), "parley-test-"));
+const CLEARED = /^(ALPHA_|BETA_|AWS_|OPENAI_|ANTHROPIC_|OBJSTORE_|PARLEY_|API_KEY|DEFAULT_ALPHA_MODEL|LOG_LEVEL|ENVIRONMENT|DEBUG|CORS_ORIGINS|MODEL_|RATE_LIMIT|MAX_UPLOAD|FILE_CONTEXT|UPSTREAM_|SHUTDOWN_|HOST$|PORT$|WORKERS$)/;
+for (const key of Object.keys(process.env)) if (CLEARED.test(key)) delete process.env[key];
+
+Object.assign(process.env, {
+  HOME: home,
+  XDG_CONFIG_HOME: join(home, ".config"),
+  XDG_DATA_HOME: join(home, ".local", "share"),
+  AWS_CONFIG_FILE: join(home, ".aws", "config"),
+  AWS_SHARED_CREDENTIALS_FILE: join(home, ".aws", "credentials"),
+  AWS_EC2_METADATA_DISABLED: "true",
+});
