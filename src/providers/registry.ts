@@ -1,4 +1,6 @@
 import type { Config, ProviderName } from "../config.ts";
+import { unavailable } from "../errors.ts";
+import type { Provider } from "./provider.ts";
 
 /** What a provider needs before parley can call it, and the variable that supplies it. */
 export function configuredProviders(config: Config): Record<ProviderName, boolean> {
@@ -7,3 +9,26 @@ export function configuredProviders(config: Config): Record<ProviderName, boolea
     beta: !!config.beta.region,
   };
 }
+
+const MISSING: Record<ProviderName, string> = {
+  alpha: "OpenAI is not configured: set ALPHA_API_KEY (or ALPHA_BASE_URL for an OpenAI-compatible server).",
+  beta: "AWS Bedrock is not configured: set BETA_REGION and credentials (BETA_ACCESS_KEY_ID and BETA_SECRET_ACCESS_KEY, or BETA_PROFILE).",
+};
+
+/** Providers are built on first use, so a server that never calls Bedrock never loads the AWS SDK. */
+export function createProviders(config: Config) {
+  const configured = configuredProviders(config);
+  const built = new Map<ProviderName, Promise<Provider>>();
+  const load: Record<ProviderName, () => Promise<Provider>> = {
+    alpha: () => import("./openai.ts").then((m) => m.createOpenAIProvider(config)),
+    beta: () => import("./bedrock.ts").then((m) => m.createBedrockProvider(config)),
+  };
+  return function provider(name: ProviderName): Promise<Provider> {
+    if (!configured[name]) throw unavailable(MISSING[name]);
+    let instance = built.get(name);
+    if (!instance) built.set(name, (instance = load[name]()));
+    return instance;
+  };
+}
+
+export type Providers = ReturnType<typeof createProviders>;

@@ -4,6 +4,10 @@ import type { Config } from "../config.ts";
 import type { Logger } from "../log.ts";
 import { createKeyring } from "./auth.ts";
 import { errorHandling, REQUEST_ID } from "./errors.ts";
+import { createChat } from "../chat.ts";
+import { createProviders } from "../providers/registry.ts";
+import { createRouter } from "../providers/routes.ts";
+import { chatRoutes } from "./routes/chat.ts";
 import { docsRoutes } from "./routes/docs.ts";
 import { requestLogging } from "./logging.ts";
 import { healthRoutes } from "./routes/health.ts";
@@ -18,6 +22,7 @@ const EXPOSED = [REQUEST_ID, "x-ratelimit-limit", "x-ratelimit-remaining", "x-ra
 
 export function createApp({ config, log }: AppOptions) {
   const keyring = createKeyring(config);
+  const chat = createChat({ config, log, providers: createProviders(config), router: createRouter(config) });
   const routes: { method: string; path: string }[] = [];
   const app = new Elysia({ name: "parley" })
     .use(errorHandling({ debug: config.debug, log, isKnownPath: (path) => knownPath(routes, path) }))
@@ -25,7 +30,8 @@ export function createApp({ config, log }: AppOptions) {
     .use(cors({ origin: config.corsOrigins === "*" ? true : config.corsOrigins, exposeHeaders: EXPOSED }))
     .use(docsRoutes())
     .use(healthRoutes(config))
-    .use(modelRoutes(config, keyring));
+    .use(modelRoutes(config, keyring))
+    .use(chatRoutes(chat, keyring));
   routes.push(...app.routes.filter((route) => route.method !== "OPTIONS"));
   return app;
 }

@@ -1,0 +1,365 @@
+import { GatewayError, invalidRequest, validationError } from "../errors.ts";
+import type { ChatReply, ChatRequest, Finish, FinishReason, Message, Part, SseEvent, Tool, ToolChoice, Usage } from "../ir.ts";
+import { randomId, usageTracker, type Codec, type StreamDecoder, type StreamEncoder } from "./codec.ts";
+import {
+  fileIds, isObject, messageList, numberIn, objectList, optionalBoolean, optionalString, parseArguments, positiveInt, stringList,
+  type Json,
+} from "./read.ts";
+
+/**
+ * Anthropic Messages as AWS Bedrock serves it: the spec's `beta_messages` format, and the body of
+ * Bedrock InvokeModel for `anthropic.*` models.
+ */
+
+export const BEDROCK_ANTHROPIC_VERSION = "bedrock-2023-05-31";
+export const DEFAULT_MAX_TOKENS = 4096;
+
+// ---- client request -> IR ----
+
+function decodeRequest(body: Json): ChatRequest {
+  const system = decodeSystem(body.system);
+  const messages: Message[] = [];
+  messageList(body).forEach((m, i) => {
+    const at = `messages[${i}]`;
+    if (m.role === "system") return void system.push(blocksText(m.content, at));
+    if (m.role !== "user" && m.role !== "assistant") throw validationError(`${at}.role`, "must be user or assistant");
+    messages.push({ role: m.role, content: decodeBlocks(m.content, at) });
+  });
+  return {
+    model: optionalString(body, "model"),
+    system,
+    messages,
+    maxTokens: positiveInt(body, "max_tokens") ?? DEFAULT_MAX_TOKENS,
+    temperature: numberIn(body, "temperature", 0, 1),
+    topP: numberIn(body, "top_p", 0, 1),
+    topK: positiveInt(body, "top_k"),
+    stop: stringList(body, "stop_sequences"),
+    tools: decodeTools(body),
+    toolChoice: decodeToolChoice(body.tool_choice),
+    stream: optionalBoolean(body, "stream") ?? false,
+    includeUsage: false,
+    fileIds: fileIds(body),
+  };
+}
+
+function decodeSystem(system: unknown): string[] {
+  if (system === undefined || system === null || system === "") return [];
+  if (typeof system === "string") return [system];
+  return [blocksText(system, "system")];
+}
+
+function blocksText(content: unknown, at: string): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) throw validationError(at, "must be a string or an array of text blocks");
+  return content.map((b) => (isObject(b) && typeof b.text === "string" ? b.text : "")).join("");
+}
+
+function decodeBlocks(content: unknown, at: string): Part[] {
+  if (typeof content === "string") return [{ type: "text", text: content }];
+  if (!Array.isArray(content)) throw validationError(`${at}.content`, "must be a string or an array of content blocks");
+  return content.map((block, j) => decodeBlock(block, `${at}.content[${j}]`));
+}
+
+function decodeBlock(block: unknown, at: string): Part {
+  if (!isObject(block)) throw validationError(at, "must be a content block object");
+  switch (block.type) {
+    case "text":
+      if (typeof block.text !== "string") throw validationError(`${at}.text`, "must be a string");
+      return { type: "text", text: block.text };
+    case "image": {
+      const source = isObject(block.source) ? block.source : {};
+      if (source.type === "base64" && typeof source.media_type === "string" && typeof source.data === "string") {
+        return { type: "image", mediaType: source.media_type, data: source.data };
+      }
+      if (source.type === "url" && typeof source.url === "string") return { type: "image_url", url: source.url };
+      throw validationError(`${at}.source`, "must be {type: base64, media_type, data} or {type: url, url}");
+    }
+    case "tool_use":
+      if (typeof block.id !== "string" || typeof block.name !== "string") throw validationError(at, "tool_use needs an id and a name");
+      return { type: "tool_call", id: block.id, name: block.name, arguments: JSON.stringify(block.input ?? {}) };
+    case "tool_result":
+      if (typeof block.tool_use_id !== "string") throw validationError(`${at}.tool_use_id`, "is required");
+      return {
+        type: "tool_result",
+        toolCallId: block.tool_use_id,
+        content: block.content === undefined ? "" : blocksText(block.content, `${at}.content`),
+        ...(block.is_error === true ? { isError: true } : {}),
+      };
+    default:
+      throw validationError(`${at}.type`, "must be text, image, tool_use or tool_result");
+  }
+}
+
+function decodeTools(body: Json): Tool[] | undefined {
+  return objectList(body, "tools")?.map((tool, i) => {
+    if (typeof tool.name !== "string") throw validationError(`tools[${i}].name`, "is required");
+    return {
+      name: tool.name,
+      description: typeof tool.description === "string" ? tool.description : undefined,
+      parameters: isObject(tool.input_schema) ? tool.input_schema : { type: "object", properties: {} },
+    };
+  });
+}
+
+function decodeToolChoice(value: unknown): ToolChoice | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (isObject(value)) {
+    if (value.type === "auto" || value.type === "none") return { type: value.type };
+    if (value.type === "any") return { type: "required" };
+    if (value.type === "tool" && typeof value.name === "string") return { type: "tool", name: value.name };
+  }
+  throw validationError("tool_choice", "must be {type: auto|any|none} or {type: tool, name}");
+}
+
+// ---- IR -> client reply ----
+
+function toStopReason(finish: Finish): string {
+  switch (finish.reason) {
+    case "stop":
+    case "other":
+      return "end_turn";
+    case "stop_sequence":
+      return "stop_sequence";
+    case "length":
+      return "max_tokens";
+    case "tool_calls":
+      return "tool_use";
+    case "content_filter":
+      return "refusal";
+  }
+}
+
+export function fromStopReason(raw: string | null | undefined, stopSequence?: string | null): Finish {
+  const reason = ((): FinishReason => {
+    switch (raw) {
+      case "end_turn":
+      case "pause_turn":
+        return "stop";
+      case "stop_sequence":
+        return "stop_sequence";
+      case "max_tokens":
+      case "model_context_window_exceeded":
+        return "length";
+      case "tool_use":
+        return "tool_calls";
+      case "refusal":
+      case "guardrail_intervened":
+      case "content_filtered":
+        return "content_filter";
+      default:
+        return "other";
+    }
+  })();
+  return { reason, raw: raw ?? "", ...(stopSequence ? { stopSequence } : {}) };
+}
+
+const messageId = (id?: string) => (id?.startsWith("msg_") ? id : randomId("msg_"));
+
+function encodeContent(parts: Part[]): Json[] {
+  return parts.flatMap((p): Json[] => {
+    if (p.type === "text") return p.text ? [{ type: "text", text: p.text }] : [];
+    if (p.type === "tool_call") return [{ type: "tool_use", id: p.id, name: p.name, input: parseArguments(p.arguments, "the reply") }];
+    return [];
+  });
+}
+
+function encodeReply(reply: ChatReply, model: string) {
+  return {
+    id: messageId(reply.id),
+    type: "message",
+    role: "assistant",
+    model,
+    content: encodeContent(reply.content),
+    stop_reason: toStopReason(reply.finish),
+    stop_sequence: reply.finish.stopSequence ?? null,
+    usage: { input_tokens: reply.usage?.inputTokens ?? 0, output_tokens: reply.usage?.outputTokens ?? 0 },
+  };
+}
+
+function streamEncoder(model: string): StreamEncoder {
+  const id = randomId("msg_");
+  let started = false;
+  let nextBlock = 0;
+  let open: { kind: "text" | "tool"; index: number } | undefined;
+  const toolBlocks = new Map<number, number>();
+  let finish: Finish | undefined;
+  const usage = usageTracker();
+
+  const sse = (event: string, data: Json): SseEvent => ({ event, data: { type: event, ...data } });
+  const start = (inputTokens = 0): SseEvent[] => {
+    if (started) return [];
+    started = true;
+    const message = { id, type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: inputTokens, output_tokens: 0 } };
+    return [sse("message_start", { message })];
+  };
+  const close = (): SseEvent[] => {
+    if (!open) return [];
+    const index = open.index;
+    open = undefined;
+    return [sse("content_block_stop", { index })];
+  };
+  const openBlock = (kind: "text" | "tool", block: Json): SseEvent[] => {
+    const events = close();
+    open = { kind, index: nextBlock++ };
+    return [...events, sse("content_block_start", { index: open.index, content_block: block })];
+  };
+
+  return {
+    event(event) {
+      switch (event.type) {
+        case "start":
+          usage.add(event);
+          return start(event.inputTokens);
+        case "text": {
+          const head = [...start(), ...(open?.kind === "text" ? [] : openBlock("text", { type: "text", text: "" }))];
+          return [...head, sse("content_block_delta", { index: open!.index, delta: { type: "text_delta", text: event.text } })];
+        }
+        case "tool_call": {
+          const head = [...start(), ...openBlock("tool", { type: "tool_use", id: event.id, name: event.name, input: {} })];
+          toolBlocks.set(event.index, open!.index);
+          return head;
+        }
+        case "tool_args": {
+          const index = toolBlocks.get(event.index);
+          if (index === undefined) return [];
+          return [sse("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: event.text } })];
+        }
+        case "finish":
+          finish = event.finish;
+          return [...start(), ...close()];
+        case "usage":
+          usage.add(event);
+          return [];
+      }
+    },
+    error: (error) => [{ event: "error", data: { type: "error", error: { type: error.type, message: error.message } } }],
+    end() {
+      const stop = finish ?? { reason: "stop", raw: "" };
+      return [
+        ...start(),
+        ...close(),
+        sse("message_delta", {
+          delta: { stop_reason: toStopReason(stop), stop_sequence: stop.stopSequence ?? null },
+          usage: { output_tokens: usage.outputTokens ?? 0, ...(usage.inputTokens !== undefined ? { input_tokens: usage.inputTokens } : {}) },
+        }),
+        sse("message_stop", {}),
+      ];
+    },
+  };
+}
+
+export const anthropicMessages: Codec = { decodeRequest, encodeReply, streamEncoder };
+
+// ---- IR -> Bedrock InvokeModel body for anthropic.* models, and its answers -> IR ----
+
+export function encodeRequest(request: ChatRequest): Json {
+  const tools = request.toolChoice?.type === "none" ? undefined : request.tools;
+  return {
+    anthropic_version: BEDROCK_ANTHROPIC_VERSION,
+    max_tokens: request.maxTokens ?? DEFAULT_MAX_TOKENS,
+    ...(request.system.length ? { system: request.system.join("\n\n") } : {}),
+    messages: request.messages.map((m) => ({ role: m.role, content: m.content.map(encodeBlock) })),
+    ...(request.temperature !== undefined ? { temperature: Math.min(request.temperature, 1) } : {}),
+    ...(request.topP !== undefined ? { top_p: request.topP } : {}),
+    ...(request.topK !== undefined ? { top_k: request.topK } : {}),
+    ...(request.stop?.length ? { stop_sequences: request.stop } : {}),
+    ...(tools?.length ? { tools: tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters })) } : {}),
+    ...(tools?.length && request.toolChoice ? { tool_choice: encodeToolChoice(request.toolChoice) } : {}),
+  };
+}
+
+function encodeBlock(part: Part): Json {
+  switch (part.type) {
+    case "text":
+      return { type: "text", text: part.text };
+    case "image":
+      return { type: "image", source: { type: "base64", media_type: part.mediaType, data: part.data } };
+    case "image_url":
+      throw invalidRequest("Remote image URLs cannot be sent to Bedrock: send the image inline as a base64 data URL.");
+    case "tool_call":
+      return { type: "tool_use", id: part.id, name: part.name, input: parseArguments(part.arguments, `tool call ${part.id}`) };
+    case "tool_result":
+      return { type: "tool_result", tool_use_id: part.toolCallId, content: part.content, ...(part.isError ? { is_error: true } : {}) };
+  }
+}
+
+function encodeToolChoice(choice: ToolChoice): Json {
+  switch (choice.type) {
+    case "required":
+      return { type: "any" };
+    case "tool":
+      return { type: "tool", name: choice.name };
+    default:
+      return { type: choice.type };
+  }
+}
+
+interface UpstreamReply {
+  id?: string;
+  content?: { type: string; text?: string; id?: string; name?: string; input?: unknown }[];
+  stop_reason?: string | null;
+  stop_sequence?: string | null;
+  usage?: { input_tokens?: number; output_tokens?: number };
+}
+
+export function decodeReply(body: UpstreamReply): ChatReply {
+  const content = (body.content ?? []).flatMap((b): Part[] => {
+    if (b.type === "text") return [{ type: "text", text: b.text ?? "" }];
+    if (b.type === "tool_use") return [{ type: "tool_call", id: b.id ?? "", name: b.name ?? "", arguments: JSON.stringify(b.input ?? {}) }];
+    return [];
+  });
+  return {
+    id: body.id,
+    content,
+    finish: fromStopReason(body.stop_reason, body.stop_sequence),
+    usage: body.usage ? { inputTokens: body.usage.input_tokens ?? 0, outputTokens: body.usage.output_tokens ?? 0 } : undefined,
+  };
+}
+
+type UpstreamEvent = Json & { type?: string };
+
+/** Anthropic stream events (as Bedrock wraps them in chunks) -> IR events. */
+export function streamDecoder(): StreamDecoder<UpstreamEvent> {
+  const tools = new Map<number, number>();
+  let toolCount = 0;
+  return (event) => {
+    switch (event.type) {
+      case "message_start": {
+        const message = isObject(event.message) ? event.message : {};
+        const usage = isObject(message.usage) ? message.usage : {};
+        return [{ type: "start", id: message.id as string | undefined, inputTokens: usage.input_tokens as number | undefined }];
+      }
+      case "content_block_start": {
+        const block = isObject(event.content_block) ? event.content_block : {};
+        if (block.type === "tool_use") {
+          tools.set(event.index as number, toolCount);
+          return [{ type: "tool_call", index: toolCount++, id: String(block.id ?? ""), name: String(block.name ?? "") }];
+        }
+        return block.type === "text" && block.text ? [{ type: "text", text: String(block.text) }] : [];
+      }
+      case "content_block_delta": {
+        const delta = isObject(event.delta) ? event.delta : {};
+        if (delta.type === "text_delta" && typeof delta.text === "string") return [{ type: "text", text: delta.text }];
+        const tool = tools.get(event.index as number);
+        if (delta.type === "input_json_delta" && tool !== undefined && typeof delta.partial_json === "string") {
+          return [{ type: "tool_args", index: tool, text: delta.partial_json }];
+        }
+        return [];
+      }
+      case "message_delta": {
+        const delta = isObject(event.delta) ? event.delta : {};
+        const usage = isObject(event.usage) ? event.usage : {};
+        return [
+          ...(delta.stop_reason ? [{ type: "finish" as const, finish: fromStopReason(delta.stop_reason as string, delta.stop_sequence as string | null) }] : []),
+          ...(typeof usage.output_tokens === "number" ? [{ type: "usage" as const, outputTokens: usage.output_tokens }] : []),
+        ];
+      }
+      case "error": {
+        const error = isObject(event.error) ? event.error : {};
+        throw new GatewayError(503, "service_unavailable_error", "The upstream failed during the stream.", { upstream: String(error.message ?? "") });
+      }
+      default:
+        return [];
+    }
+  };
+}

@@ -1,0 +1,42 @@
+import type { GatewayError } from "../errors.ts";
+import type { ChatReply, ChatRequest, SseEvent, StreamEvent } from "../ir.ts";
+import type { Json } from "./read.ts";
+
+/** Turns IR stream events into a format's server-sent events; keeps its own state in closures. */
+export interface StreamEncoder {
+  event(event: StreamEvent): SseEvent[];
+  /** The stream cannot go on: say so in the format's own way; `end` is not called after. */
+  error(error: GatewayError): SseEvent[];
+  end(): SseEvent[];
+}
+
+/** The client-facing side of a format. */
+export interface Codec {
+  decodeRequest(body: Json): ChatRequest;
+  encodeReply(reply: ChatReply, model: string): unknown;
+  streamEncoder(model: string, request: ChatRequest): StreamEncoder;
+}
+
+/** Turns one upstream stream chunk into IR events; keeps its own state in closures. */
+export type StreamDecoder<Chunk> = (chunk: Chunk) => StreamEvent[];
+
+export const randomId = (prefix: string) => prefix + crypto.randomUUID().replaceAll("-", "").slice(0, 24);
+
+/** Token counts as they trickle in over a stream: input at the start or the end, output at the end. */
+export function usageTracker() {
+  let inputTokens: number | undefined;
+  let outputTokens: number | undefined;
+  return {
+    add(event: { inputTokens?: number; outputTokens?: number }) {
+      inputTokens = event.inputTokens ?? inputTokens;
+      outputTokens = event.outputTokens ?? outputTokens;
+    },
+    get inputTokens() {
+      return inputTokens;
+    },
+    get outputTokens() {
+      return outputTokens;
+    },
+    known: () => inputTokens !== undefined || outputTokens !== undefined,
+  };
+}

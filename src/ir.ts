@@ -1,0 +1,85 @@
+/**
+ * The one internal representation of a chat. Every format decodes requests into it and encodes
+ * replies and stream events from it; every provider turns it into its wire call and back.
+ */
+
+export type Part =
+  | { type: "text"; text: string }
+  /** Inline image, base64 bytes. */
+  | { type: "image"; mediaType: string; data: string }
+  /** Remote image: only OpenAI-compatible upstreams fetch these themselves. */
+  | { type: "image_url"; url: string }
+  /** `arguments` is the JSON text of the call's input, as OpenAI carries it. */
+  | { type: "tool_call"; id: string; name: string; arguments: string }
+  | { type: "tool_result"; toolCallId: string; content: string; isError?: boolean };
+
+export interface Message {
+  role: "user" | "assistant";
+  content: Part[];
+}
+
+export interface Tool {
+  name: string;
+  description?: string;
+  /** JSON Schema of the input. */
+  parameters: Record<string, unknown>;
+}
+
+export type ToolChoice = { type: "auto" } | { type: "required" } | { type: "none" } | { type: "tool"; name: string };
+
+export interface ChatRequest {
+  model?: string;
+  /** System and developer texts, in order. */
+  system: string[];
+  messages: Message[];
+  maxTokens?: number;
+  temperature?: number;
+  topP?: number;
+  topK?: number;
+  stop?: string[];
+  tools?: Tool[];
+  toolChoice?: ToolChoice;
+  stream: boolean;
+  /** OpenAI's `stream_options.include_usage`: send a usage chunk before `[DONE]`. */
+  includeUsage: boolean;
+  fileIds: string[];
+}
+
+export type FinishReason = "stop" | "stop_sequence" | "length" | "tool_calls" | "content_filter" | "other";
+
+export interface Finish {
+  reason: FinishReason;
+  /** The upstream's own word for it. */
+  raw: string;
+  stopSequence?: string;
+}
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+export interface ChatReply {
+  id?: string;
+  content: Part[];
+  finish: Finish;
+  usage?: Usage;
+}
+
+/** What a streamed reply is made of; tool calls are numbered from 0 in the order they start. */
+export type StreamEvent =
+  | { type: "start"; id?: string; inputTokens?: number }
+  | { type: "text"; text: string }
+  | { type: "tool_call"; index: number; id: string; name: string }
+  | { type: "tool_args"; index: number; text: string }
+  | { type: "finish"; finish: Finish }
+  | { type: "usage"; inputTokens?: number; outputTokens?: number };
+
+/** One server-sent event as the reply format writes it. */
+export interface SseEvent {
+  event?: string;
+  data: unknown;
+}
+
+export const textOf = (parts: Part[]): string =>
+  parts.map((p) => (p.type === "text" ? p.text : "")).join("");

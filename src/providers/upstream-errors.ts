@@ -1,0 +1,37 @@
+import { GatewayError } from "../errors.ts";
+
+const DEFAULT_RETRY_SECONDS = 1;
+
+/** The contract's mapping of an upstream HTTP status onto what the client sees. */
+export function fromUpstreamStatus(provider: string, status: number, upstream: string, retryAfter?: string | null): GatewayError {
+  if (status === 429) {
+    const seconds = retryAfterSeconds(retryAfter);
+    return new GatewayError(429, "rate_limit_error", `${provider} is rate limiting requests.`, {
+      details: `retry after ${seconds} seconds`,
+      upstream,
+      headers: { "retry-after": String(seconds) },
+      retryable: true,
+    });
+  }
+  if (status === 401 || status === 403) {
+    return new GatewayError(502, "service_unavailable_error", `${provider} rejected parley's credentials; check the server's configuration.`, { upstream });
+  }
+  if (status === 404) return new GatewayError(404, "not_found_error", `${provider}: ${upstream || "model or resource not found"}`, { upstream });
+  if (status === 408 || status === 504) return new GatewayError(504, "service_unavailable_error", `${provider} timed out.`, { upstream });
+  if (status >= 400 && status < 500) return new GatewayError(status, "invalid_request_error", `${provider} rejected the request: ${upstream}`, { upstream });
+  return new GatewayError(503, "service_unavailable_error", `${provider} is unavailable (status ${status}).`, { upstream });
+}
+
+export const unreachable = (provider: string, cause: string) =>
+  new GatewayError(503, "service_unavailable_error", `${provider} could not be reached.`, { upstream: cause });
+
+export const timedOut = (provider: string, ms: number) =>
+  new GatewayError(504, "service_unavailable_error", `${provider} sent nothing within ${ms} ms.`);
+
+function retryAfterSeconds(value: string | null | undefined): number {
+  if (!value) return DEFAULT_RETRY_SECONDS;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return Math.max(0, Math.ceil(seconds));
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? DEFAULT_RETRY_SECONDS : Math.max(0, Math.ceil((date - Date.now()) / 1000));
+}

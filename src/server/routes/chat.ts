@@ -1,0 +1,54 @@
+import { Elysia, sse } from "elysia";
+import type { Chat } from "../../chat.ts";
+import { invalidRequest } from "../../errors.ts";
+import { auth, type Keyring } from "../auth.ts";
+
+const DESCRIPTION = `One endpoint, three request formats: OpenAI Chat Completions (alpha), Anthropic Messages
+(beta_messages, detected by anthropic_version / vendor_version or Anthropic-only fields) and Titan Text
+(beta_textgen, detected by inputText). Routed by model id; answered in ?target_format= (default alpha).
+With "stream": true the reply is Server-Sent Events.`;
+
+export function chatRoutes(chat: Chat, keyring: Keyring) {
+  return new Elysia({ name: "parley/chat" })
+    .use(auth(keyring))
+    .post(
+      "/v1/chat/completions",
+      async ({ request, query }) => {
+        const raw = await request.text();
+        const outcome = await chat({ body: parseJson(raw), raw, targetFormat: query.target_format, signal: request.signal });
+        switch (outcome.kind) {
+          case "json":
+            return outcome.body;
+          case "passthrough": {
+            const { response, stream } = outcome;
+            const type = response.headers.get("content-type") ?? (stream ? "text/event-stream" : "application/json");
+            return new Response(response.body, { headers: { "content-type": type, ...(stream ? { "cache-control": "no-cache" } : {}) } });
+          }
+          case "events":
+            return (async function* () {
+              for await (const event of outcome.events) yield sse(event as { event?: string; data: unknown });
+            })();
+        }
+      },
+      {
+        scope: "chat",
+        parse: "none",
+        detail: {
+          summary: "Chat completion in any of three formats",
+          description: DESCRIPTION,
+          tags: ["chat"],
+          parameters: [{ name: "target_format", in: "query", required: false, schema: { type: "string", enum: ["alpha", "beta_messages", "beta_textgen"] } }],
+          requestBody: { required: true, content: { "application/json": { schema: { type: "object" } } } },
+        },
+      },
+    );
+}
+
+function parseJson(raw: string): unknown {
+  if (raw.trim() === "") throw invalidRequest("The request body is empty; send a JSON object.");
+  try {
+    return JSON.parse(raw);
+  } catch (error) {
+    throw invalidRequest("The request body is not valid JSON.", error instanceof Error ? error.message : undefined);
+  }
+}

@@ -1,0 +1,190 @@
+import { EventStreamCodec } from "@smithy/eventstream-codec";
+
+/**
+ * A fake Bedrock Runtime on 127.0.0.1 over plain HTTP/1.1: InvokeModel, InvokeModelWithResponseStream,
+ * Converse and ConverseStream, with streams sent as real AWS event-stream frames (CRC-checked by
+ * the SDK) and errors with Bedrock's own headers.
+ */
+
+type Json = Record<string, any>;
+
+export type BedrockScript =
+  | { kind: "json"; body: Json }
+  /** For invoke streams each event is a chunk's JSON; for Converse, `{ eventName: payload }`. */
+  | { kind: "stream"; events: Json[]; gapMs?: number; exceptionAfter?: number; exception?: string }
+  | { kind: "error"; status: number; type: string; message: string }
+  | { kind: "hang" };
+
+export interface BedrockReceived {
+  modelId: string;
+  action: "invoke" | "invoke-with-response-stream" | "converse" | "converse-stream";
+  headers: Headers;
+  body: Json;
+}
+
+const codec = new EventStreamCodec(
+  (bytes) => new TextDecoder().decode(bytes),
+  (text) => new TextEncoder().encode(text),
+);
+const str = (value: string) => ({ type: "string" as const, value });
+
+export function eventFrame(eventType: string, payload: Json): Uint8Array {
+  return codec.encode({
+    headers: { ":event-type": str(eventType), ":content-type": str("application/json"), ":message-type": str("event") },
+    body: new TextEncoder().encode(JSON.stringify(payload)),
+  });
+}
+
+export function chunkFrame(chunk: Json): Uint8Array {
+  return eventFrame("chunk", { bytes: Buffer.from(JSON.stringify(chunk)).toString("base64") });
+}
+
+export function exceptionFrame(type: string, message: string): Uint8Array {
+  return codec.encode({
+    headers: { ":exception-type": str(type), ":content-type": str("application/json"), ":message-type": str("exception") },
+    body: new TextEncoder().encode(JSON.stringify({ message })),
+  });
+}
+
+export async function startFakeBedrock() {
+  const received: BedrockReceived[] = [];
+  const queue: BedrockScript[] = [];
+  const state = { cancelled: 0 };
+
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    idleTimeout: 0,
+    async fetch(request) {
+      const match = /^\/model\/([^/]+)\/(invoke|invoke-with-response-stream|converse|converse-stream)$/.exec(new URL(request.url).pathname);
+      if (!match) return Response.json({ message: "unknown operation" }, { status: 404 });
+      const modelId = decodeURIComponent(match[1]!);
+      const action = match[2] as BedrockReceived["action"];
+      const body = JSON.parse((await request.text()) || "{}");
+      received.push({ modelId, action, headers: request.headers, body });
+      const script = queue.shift() ?? defaultScript(modelId, action);
+      switch (script.kind) {
+        case "error":
+          return Response.json({ message: script.message }, {
+            status: script.status,
+            headers: { "x-amzn-errortype": `${script.type}:http://internal.amazon.com/coral/com.amazon.bedrock/`, "x-amzn-requestid": "req-1" },
+          });
+        case "hang":
+          return new Promise<Response>((resolve) => request.signal.addEventListener("abort", () => resolve(new Response(null))));
+        case "json":
+          return Response.json(script.body, { headers: { "x-amzn-requestid": "req-1" } });
+        case "stream":
+          return streamResponse(request, action, script);
+      }
+    },
+  });
+
+  function streamResponse(request: Request, action: string, script: Extract<BedrockScript, { kind: "stream" }>) {
+    const frames = script.events.map((e) => {
+      if (action === "invoke-with-response-stream") return chunkFrame(e);
+      const [name, payload] = Object.entries(e)[0]!;
+      return eventFrame(name, payload);
+    });
+    if (script.exceptionAfter !== undefined) frames.splice(script.exceptionAfter, frames.length, exceptionFrame(script.exception ?? "modelStreamErrorException", "The model stream failed."));
+    let i = 0;
+    request.signal.addEventListener("abort", () => state.cancelled++);
+    const stream = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (i > 0 && script.gapMs) await Bun.sleep(script.gapMs);
+        const frame = frames[i++];
+        if (!frame) return controller.close();
+        controller.enqueue(frame);
+      },
+      cancel() {
+        state.cancelled++;
+      },
+    });
+    return new Response(stream, { headers: { "content-type": "application/vnd.amazon.eventstream", "x-amzn-bedrock-content-type": "application/json" } });
+  }
+
+  return {
+    url: `http://127.0.0.1:${server.port}`,
+    received,
+    state,
+    next(...scripts: BedrockScript[]) {
+      queue.push(...scripts);
+    },
+    last: () => received.at(-1)!,
+    reset() {
+      received.length = 0;
+      queue.length = 0;
+      state.cancelled = 0;
+    },
+    stop: () => server.stop(true),
+  };
+}
+
+export type FakeBedrock = Awaited<ReturnType<typeof startFakeBedrock>>;
+
+// ---- default replies, per model family ----
+
+export const anthropicReply = (content: Json[] = [{ type: "text", text: "Hello from Claude" }], stop = "end_turn") => ({
+  id: "msg_bdrk_01", type: "message", role: "assistant", model: "claude", content, stop_reason: stop, stop_sequence: null,
+  usage: { input_tokens: 13, output_tokens: 5 },
+});
+
+export function anthropicEvents(texts = ["Hello", " from", " Claude"], tool?: { id: string; name: string; json: string[] }): Json[] {
+  const events: Json[] = [
+    { type: "message_start", message: { id: "msg_bdrk_01", type: "message", role: "assistant", model: "claude", content: [], stop_reason: null, usage: { input_tokens: 13, output_tokens: 1 } } },
+    { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } },
+    ...texts.map((text) => ({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text } })),
+    { type: "content_block_stop", index: 0 },
+  ];
+  if (tool) {
+    events.push(
+      { type: "content_block_start", index: 1, content_block: { type: "tool_use", id: tool.id, name: tool.name, input: {} } },
+      ...tool.json.map((partial_json) => ({ type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json } })),
+      { type: "content_block_stop", index: 1 },
+    );
+  }
+  events.push(
+    { type: "message_delta", delta: { stop_reason: tool ? "tool_use" : "end_turn", stop_sequence: null }, usage: { output_tokens: 5 } },
+    { type: "message_stop", "amazon-bedrock-invocationMetrics": { inputTokenCount: 13, outputTokenCount: 5, invocationLatency: 100, firstByteLatency: 50 } },
+  );
+  return events;
+}
+
+export const titanReply = (text = "Hello from Titan", reason = "FINISH") => ({
+  inputTextTokenCount: 9, results: [{ tokenCount: 4, outputText: text, completionReason: reason }],
+});
+
+export function titanEvents(texts = ["Hello", " from", " Titan"], reason = "FINISH"): Json[] {
+  return texts.map((outputText, i) => ({
+    outputText, index: 0, totalOutputTextTokenCount: i + 1, completionReason: i === texts.length - 1 ? reason : null, inputTextTokenCount: i === 0 ? 9 : null,
+    ...(i === texts.length - 1 ? { "amazon-bedrock-invocationMetrics": { inputTokenCount: 9, outputTokenCount: 4, invocationLatency: 80, firstByteLatency: 40 } } : {}),
+  }));
+}
+
+export const converseReply = (content: Json[] = [{ text: "Hello from Converse" }], stopReason = "end_turn") => ({
+  output: { message: { role: "assistant", content } }, stopReason, usage: { inputTokens: 15, outputTokens: 6, totalTokens: 21 }, metrics: { latencyMs: 10 },
+});
+
+export function converseEvents(texts = ["Hello", " from", " Converse"], tool?: { id: string; name: string; json: string[] }): Json[] {
+  const events: Json[] = [
+    { messageStart: { role: "assistant" } },
+    ...texts.map((text) => ({ contentBlockDelta: { contentBlockIndex: 0, delta: { text } } })),
+    { contentBlockStop: { contentBlockIndex: 0 } },
+  ];
+  if (tool) {
+    events.push(
+      { contentBlockStart: { contentBlockIndex: 1, start: { toolUse: { toolUseId: tool.id, name: tool.name } } } },
+      ...tool.json.map((input) => ({ contentBlockDelta: { contentBlockIndex: 1, delta: { toolUse: { input } } } })),
+      { contentBlockStop: { contentBlockIndex: 1 } },
+    );
+  }
+  events.push({ messageStop: { stopReason: tool ? "tool_use" : "end_turn" } }, { metadata: { usage: { inputTokens: 15, outputTokens: 6, totalTokens: 21 }, metrics: { latencyMs: 10 } } });
+  return events;
+}
+
+function defaultScript(modelId: string, action: BedrockReceived["action"]): BedrockScript {
+  const titan = modelId.includes("titan-text");
+  const stream = action.endsWith("stream");
+  if (action.startsWith("converse")) return stream ? { kind: "stream", events: converseEvents() } : { kind: "json", body: converseReply() };
+  if (titan) return stream ? { kind: "stream", events: titanEvents() } : { kind: "json", body: titanReply() };
+  return stream ? { kind: "stream", events: anthropicEvents() } : { kind: "json", body: anthropicReply() };
+}
