@@ -1,5 +1,5 @@
 import { GatewayError, invalidRequest, validationError } from "../errors.ts";
-import type { ChatReply, ChatRequest, Finish, FinishReason, Message, Part, SseEvent, Tool, ToolChoice, Usage } from "../ir.ts";
+import type { ChatReply, ChatRequest, Finish, FinishReason, Message, Part, SseEvent, Tool, ToolChoice } from "../ir.ts";
 import { randomId, usageTracker, type Codec, type StreamDecoder, type StreamEncoder } from "./codec.ts";
 import {
   fileIds, isObject, messageList, numberIn, objectList, optionalBoolean, optionalString, parseArguments, positiveInt, stringList,

@@ -1,5 +1,5 @@
 import { invalidRequest } from "../errors.ts";
-import { textOf, type ChatReply, type ChatRequest, type Finish, type FinishReason, type Message, type Usage } from "../ir.ts";
+import { textOf, type ChatReply, type ChatRequest, type Finish, type FinishReason, type Message } from "../ir.ts";
 import { usageTracker, type Codec, type StreamDecoder, type StreamEncoder } from "./codec.ts";
 import { fileIds, isObject, numberIn, optionalBoolean, optionalString, positiveInt, stringList, type Json } from "./read.ts";
 
