@@ -1,4 +1,5 @@
 import { afterAll, beforeEach, describe, expect, test } from "bun:test";
+import { expectAnthropicSequence } from "../lib/anthropic-sequence.ts";
 import { readSse, startGateway, type SseMessage } from "../lib/gateway.ts";
 
 const gateway = await startGateway();
@@ -84,29 +85,6 @@ function readStream(output: Output, events: SseMessage[]): Seen {
       return { text: chunks.map((c) => c.outputText).join(""), finish: last.completionReason, usage: [last.inputTextTokenCount, last.totalOutputTextTokenCount] };
     }
   }
-}
-
-/** The Anthropic event grammar: start, blocks opened and closed in order from 0, delta, stop. */
-export function expectAnthropicSequence(events: SseMessage[]) {
-  expect(events[0]!.event).toBe("message_start");
-  expect(events.at(-1)!.event).toBe("message_stop");
-  expect(events.at(-2)!.event).toBe("message_delta");
-  let open: number | undefined;
-  let next = 0;
-  for (const e of events) {
-    expect(e.data.type).toBe(e.event!);
-    if (e.event === "content_block_start") {
-      expect(open).toBeUndefined();
-      expect(e.data.index).toBe(next++);
-      open = e.data.index;
-    } else if (e.event === "content_block_delta") {
-      expect(e.data.index).toBe(open!);
-    } else if (e.event === "content_block_stop") {
-      expect(e.data.index).toBe(open!);
-      open = undefined;
-    }
-  }
-  expect(open).toBeUndefined();
 }
 
 function expectUpstreamRequest(upstream: Upstream, stream: boolean, input: Input, output: Output) {
