@@ -5,10 +5,13 @@ import type { Logger } from "../log.ts";
 import { createKeyring } from "./auth.ts";
 import { errorHandling, REQUEST_ID } from "./errors.ts";
 import { createChat } from "../chat.ts";
+import { lazyFiles } from "../files/index.ts";
+import type { Files } from "../files/service.ts";
 import { createProviders } from "../providers/registry.ts";
 import { createRouter } from "../providers/routes.ts";
 import { chatRoutes } from "./routes/chat.ts";
 import { docsRoutes } from "./routes/docs.ts";
+import { filesRoutes } from "./routes/files.ts";
 import { requestLogging } from "./logging.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { modelRoutes } from "./routes/models.ts";
@@ -22,7 +25,9 @@ const EXPOSED = [REQUEST_ID, "x-ratelimit-limit", "x-ratelimit-remaining", "x-ra
 
 export function createApp({ config, log }: AppOptions) {
   const keyring = createKeyring(config);
-  const chat = createChat({ config, log, providers: createProviders(config), router: createRouter(config) });
+  const files = lazyFiles(config, log);
+  const attachFiles = async (request: Parameters<Files["attachTo"]>[0]) => (await files.files()).attachTo(request);
+  const chat = createChat({ config, log, providers: createProviders(config), router: createRouter(config), attachFiles });
   const routes: { method: string; path: string }[] = [];
   const app = new Elysia({ name: "parley" })
     .use(errorHandling({ debug: config.debug, log, isKnownPath: (path) => knownPath(routes, path) }))
@@ -31,7 +36,8 @@ export function createApp({ config, log }: AppOptions) {
     .use(docsRoutes())
     .use(healthRoutes(config))
     .use(modelRoutes(config, keyring))
-    .use(chatRoutes(chat, keyring));
+    .use(chatRoutes(chat, keyring))
+    .use(filesRoutes(config, files, keyring));
   routes.push(...app.routes.filter((route) => route.method !== "OPTIONS"));
   return app;
 }

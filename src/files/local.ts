@@ -1,0 +1,90 @@
+import { createWriteStream } from "node:fs";
+import { access, constants, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import type { FileMeta, FileStore, NewFile } from "./store.ts";
+
+const ID = /^file-[A-Za-z0-9]{24}$/;
+
+/** Files in a directory: `<id>` holds the bytes, `<id>.json` the metadata. Bytes land by rename. */
+export function createLocalStore(dir: string): FileStore {
+  const bytesPath = (id: string) => join(dir, id);
+  const metaPath = (id: string) => join(dir, `${id}.json`);
+  const ready = mkdir(dir, { recursive: true });
+
+  async function readMeta(id: string): Promise<FileMeta | undefined> {
+    try {
+      const [meta, info] = await Promise.all([readFile(metaPath(id), "utf8"), stat(bytesPath(id))]);
+      const parsed = JSON.parse(meta) as Omit<FileMeta, "bytes">;
+      return parsed.purpose ? { ...parsed, id, bytes: info.size } : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  return {
+    kind: "local",
+
+    async put(file: NewFile, body: Readable) {
+      await ready;
+      const partial = `${bytesPath(file.id)}.part`;
+      try {
+        await pipeline(body, createWriteStream(partial, { flags: "wx" }));
+        await writeFile(metaPath(file.id), JSON.stringify({ ...file, purpose: file.purpose ?? "" }));
+        await rename(partial, bytesPath(file.id));
+      } catch (error) {
+        await Promise.all([rm(partial, { force: true }), rm(metaPath(file.id), { force: true })]);
+        throw error;
+      }
+    },
+
+    async setPurpose(id, purpose) {
+      const meta = JSON.parse(await readFile(metaPath(id), "utf8"));
+      await writeFile(metaPath(id), JSON.stringify({ ...meta, purpose }));
+    },
+
+    head: (id) => (ID.test(id) ? readMeta(id) : Promise.resolve(undefined)),
+
+    async list() {
+      await ready;
+      const ids = (await readdir(dir)).filter((name) => ID.test(name));
+      const metas = await Promise.all(ids.map(readMeta));
+      return metas.filter((m): m is FileMeta => !!m);
+    },
+
+    async open(id) {
+      if (!(await readMeta(id))) return undefined;
+      return Bun.file(bytesPath(id)).stream();
+    },
+
+    async read(id, limit) {
+      const handle = await open(bytesPath(id));
+      try {
+        const buffer = Buffer.alloc(Math.min(limit, (await handle.stat()).size));
+        await handle.read(buffer, 0, buffer.length, 0);
+        return buffer;
+      } finally {
+        await handle.close();
+      }
+    },
+
+    async delete(id) {
+      if (!ID.test(id)) return false;
+      const existed = await stat(bytesPath(id)).then(() => true, () => false);
+      await rm(bytesPath(id), { force: true });
+      await rm(metaPath(id), { force: true });
+      return existed;
+    },
+
+    async check() {
+      try {
+        await ready;
+        await access(dir, constants.W_OK);
+        return true;
+      } catch {
+        return false;
+      }
+    },
+  };
+}

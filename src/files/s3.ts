@@ -1,0 +1,131 @@
+import {
+  CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, ListObjectsV2Command, S3Client,
+  type S3ClientConfig,
+} from "@aws-sdk/client-s3";
+import { Upload } from "@aws-sdk/lib-storage";
+import type { Readable } from "node:stream";
+import type { Config } from "../config.ts";
+import type { FileMeta, FileStore, NewFile } from "./store.ts";
+
+const ID = /^file-[A-Za-z0-9]{24}$/;
+
+/** File bytes in S3 (or any S3-compatible server); the metadata rides in the object's own metadata. */
+export function createS3Store(config: Config): FileStore {
+  const Bucket = config.files.bucket!;
+  const client = new S3Client(clientConfig(config));
+
+  const metadata = (file: Omit<FileMeta, "bytes">) => ({
+    filename: encodeURIComponent(file.filename),
+    purpose: file.purpose,
+    "created-at": String(file.createdAt),
+  });
+
+  async function head(id: string): Promise<FileMeta | undefined> {
+    if (!ID.test(id)) return undefined;
+    try {
+      const out = await client.send(new HeadObjectCommand({ Bucket, Key: id }));
+      const m = out.Metadata ?? {};
+      if (!m.purpose) return undefined;
+      return {
+        id,
+        filename: decodeURIComponent(m.filename ?? id),
+        purpose: m.purpose,
+        contentType: out.ContentType ?? "application/octet-stream",
+        createdAt: Number(m["created-at"] ?? Math.floor((out.LastModified?.getTime() ?? 0) / 1000)),
+        bytes: out.ContentLength ?? 0,
+      };
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
+  }
+
+  return {
+    kind: "s3",
+
+    async put(file: NewFile, body: Readable) {
+      const upload = new Upload({
+        client,
+        params: { Bucket, Key: file.id, Body: body, ContentType: file.contentType, Metadata: metadata({ ...file, purpose: file.purpose ?? "" }) },
+        queueSize: 2,
+        leavePartsOnError: false,
+      });
+      await upload.done();
+    },
+
+    async setPurpose(id, purpose) {
+      const current = await client.send(new HeadObjectCommand({ Bucket, Key: id }));
+      await client.send(new CopyObjectCommand({
+        Bucket, Key: id, CopySource: `${Bucket}/${id}`, MetadataDirective: "REPLACE",
+        ContentType: current.ContentType, Metadata: { ...current.Metadata, purpose },
+      }));
+    },
+
+    head,
+
+    async list() {
+      const ids: string[] = [];
+      let ContinuationToken: string | undefined;
+      do {
+        const page = await client.send(new ListObjectsV2Command({ Bucket, ContinuationToken }));
+        for (const object of page.Contents ?? []) if (object.Key && ID.test(object.Key)) ids.push(object.Key);
+        ContinuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
+      } while (ContinuationToken);
+      const metas = await Promise.all(ids.map(head));
+      return metas.filter((m): m is FileMeta => !!m);
+    },
+
+    async open(id) {
+      try {
+        const out = await client.send(new GetObjectCommand({ Bucket, Key: id }));
+        return out.Body?.transformToWebStream() as ReadableStream<Uint8Array> | undefined;
+      } catch (error) {
+        if (isNotFound(error)) return undefined;
+        throw error;
+      }
+    },
+
+    async read(id, limit) {
+      const out = await client.send(new GetObjectCommand({ Bucket, Key: id, Range: `bytes=0-${Math.max(0, limit - 1)}` }));
+      return (await out.Body?.transformToByteArray()) ?? new Uint8Array();
+    },
+
+    async delete(id) {
+      if (!ID.test(id)) return false;
+      const existed = await client.send(new HeadObjectCommand({ Bucket, Key: id })).then(() => true, (error) => {
+        if (isNotFound(error)) return false;
+        throw error;
+      });
+      if (existed) await client.send(new DeleteObjectCommand({ Bucket, Key: id }));
+      return existed;
+    },
+
+    async check() {
+      try {
+        await client.send(new HeadBucketCommand({ Bucket }));
+        return true;
+      } catch {
+        return false;
+      }
+    },
+  };
+}
+
+function clientConfig(config: Config): S3ClientConfig {
+  const { region, accessKeyId, secretAccessKey, sessionToken, profile } = config.beta;
+  const endpoint = config.files.endpointUrl;
+  return {
+    region: region ?? "us-east-1",
+    ...(endpoint ? { endpoint, forcePathStyle: true } : {}),
+    ...(accessKeyId && secretAccessKey
+      ? { credentials: { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) } }
+      : profile
+        ? { profile }
+        : {}),
+  };
+}
+
+function isNotFound(error: unknown): boolean {
+  const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
+  return e?.$metadata?.httpStatusCode === 404 || e?.name === "NotFound" || e?.name === "NoSuchKey";
+}
