@@ -16,6 +16,8 @@ export interface ChatCall {
   targetFormat?: string;
   /** Aborts when the client goes away. */
   signal: AbortSignal;
+  /** Told where the request went and how long the upstream took to answer, for the request log. */
+  observe?: (info: { model: string; provider: string; upstream_ms?: number }) => void;
 }
 
 export type ChatOutcome =
@@ -43,6 +45,7 @@ export function createChat({ config, providers, router, log, attachFiles }: Chat
     const requested = request.model ?? config.alpha.defaultModel;
     if (!requested) throw invalidRequest("Missing required field 'model', and no DEFAULT_ALPHA_MODEL is set.", "model: required");
     const route = router(requested);
+    call.observe?.({ model: requested, provider: route.provider });
     const provider = await providers(route.provider);
     if (request.fileIds.length) await attachFiles?.(request);
 
@@ -64,6 +67,7 @@ export function createChat({ config, providers, router, log, attachFiles }: Chat
       throw upstream.timedOut() ? timedOut(route.provider === "alpha" ? "OpenAI upstream" : "AWS Bedrock", config.upstreamTimeoutMs) : error;
     } finally {
       upstream.clear();
+      call.observe?.({ model: requested, provider: route.provider, upstream_ms: Math.round(performance.now() - upstream.since) });
     }
   };
 }
@@ -104,6 +108,7 @@ function deadline(client: AbortSignal, ms: number) {
     own.abort();
   }, ms);
   return {
+    since: performance.now(),
     signal: AbortSignal.any([client, own.signal]),
     clear: () => clearTimeout(timer),
     timedOut: () => expired,

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import type { Config } from "../config.ts";
-import { openDatabase } from "../db.ts";
+import type { Database } from "bun:sqlite";
 import type { Logger } from "../log.ts";
 import { createFileCache } from "./cache.ts";
 import { createLocalStore } from "./local.ts";
@@ -15,11 +15,11 @@ async function createFileStore(config: Config): Promise<FileStore> {
 }
 
 /** The store and the files service, opened on first use: a server that never touches files never loads them. */
-export function lazyFiles(config: Config, log: Logger) {
+export function lazyFiles(config: Config, log: Logger, db: () => Database) {
   let store: Promise<FileStore> | undefined;
   let files: Promise<Files> | undefined;
   const getStore = () => (store ??= createFileStore(config));
   const getFiles = () =>
-    (files ??= getStore().then((s) => createFiles({ config, store: s, cache: createFileCache(openDatabase(config.dataDir)), log })));
+    (files ??= getStore().then((s) => createFiles({ config, store: s, cache: createFileCache(db()), log })));
   return { store: getStore, files: getFiles };
 }

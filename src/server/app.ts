@@ -2,7 +2,9 @@ import { cors } from "@elysiajs/cors";
 import { Elysia } from "elysia";
 import type { Config } from "../config.ts";
 import type { Logger } from "../log.ts";
-import { createKeyring } from "./auth.ts";
+import { openDatabase } from "../db.ts";
+import { createKeyring, type Guard } from "./auth.ts";
+import { createRateLimiter } from "./rate-limit.ts";
 import { errorHandling, REQUEST_ID } from "./errors.ts";
 import { createChat } from "../chat.ts";
 import { lazyFiles } from "../files/index.ts";
@@ -24,20 +26,25 @@ export interface AppOptions {
 const EXPOSED = [REQUEST_ID, "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "retry-after"];
 
 export function createApp({ config, log }: AppOptions) {
-  const keyring = createKeyring(config);
-  const files = lazyFiles(config, log);
+  const db = lazy(() => openDatabase(config.dataDir));
+  const guard: Guard = {
+    identify: createKeyring(config),
+    ...(config.rateLimitRpm > 0 ? { limit: createRateLimiter(db(), config.rateLimitRpm) } : {}),
+  };
+  const files = lazyFiles(config, log, db);
   const attachFiles = async (request: Parameters<Files["attachTo"]>[0]) => (await files.files()).attachTo(request);
   const chat = createChat({ config, log, providers: createProviders(config), router: createRouter(config), attachFiles });
   const routes: { method: string; path: string }[] = [];
   const app = new Elysia({ name: "parley" })
     .use(errorHandling({ debug: config.debug, log, isKnownPath: (path) => knownPath(routes, path) }))
-    .use(requestLogging(log))
+    .use(requestLogging(log, config.logLevel === "debug" || config.logLevel === "trace"))
     .use(cors({ origin: config.corsOrigins === "*" ? true : config.corsOrigins, exposeHeaders: EXPOSED }))
     .use(docsRoutes())
     .use(healthRoutes(config))
-    .use(modelRoutes(config, keyring))
-    .use(chatRoutes(chat, keyring))
-    .use(filesRoutes(config, files, keyring));
+    .use(modelRoutes(config, guard))
+    .use(chatRoutes(chat, guard))
+    .use(filesRoutes(config, files, guard));
+  app.onStop(() => db.opened() && db().close());
   routes.push(...app.routes.filter((route) => route.method !== "OPTIONS"));
   return app;
 }
@@ -50,4 +57,9 @@ function knownPath(routes: { method: string; path: string }[], path: string): bo
     const pattern = route.path.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/:[^/]+/g, "[^/]+").replace(/\*/g, ".*");
     return new RegExp(`^${pattern}$`).test(path);
   });
+}
+
+function lazy<T>(make: () => T) {
+  let made: { value: T } | undefined;
+  return Object.assign(() => (made ??= { value: make() }).value, { opened: () => made !== undefined });
 }

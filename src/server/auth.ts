@@ -2,6 +2,7 @@ import { timingSafeEqual } from "node:crypto";
 import { Elysia } from "elysia";
 import { SCOPES, type Config, type Scope } from "../config.ts";
 import { GatewayError } from "../errors.ts";
+import type { RateLimiter } from "./rate-limit.ts";
 
 export interface Principal {
   /** A short, non-secret label for logs and rate-limit buckets. */
@@ -40,20 +41,42 @@ export function presentedKey(headers: Headers): string | undefined {
 const unauthenticated = (message: string) =>
   new GatewayError(401, "authentication_error", message, { headers: { "www-authenticate": 'Bearer realm="parley"' } });
 
-/** `{ scope: "chat" }` on a route makes it need a key with that scope. */
-export function auth(identify: Keyring) {
+export interface Guard {
+  identify: Keyring;
+  /** Absent when RATE_LIMIT_RPM is 0. */
+  limit?: RateLimiter;
+}
+
+/** `{ scope: "chat" }` on a route makes it need a key with that scope, within the key's rate limit. */
+export function auth({ identify, limit }: Guard) {
   return new Elysia({ name: "parley/auth" }).macro({
     scope: (scope: Scope) => ({
-      resolve({ request }) {
+      resolve({ request, set }) {
         const key = presentedKey(request.headers);
         if (!key) throw unauthenticated("Missing API key: send 'Authorization: Bearer <key>' or 'x-api-key: <key>'.");
         const principal = identify(key);
         if (!principal) throw unauthenticated("Invalid API key.");
+        if (limit) {
+          const rate = limit(principal.id);
+          set.headers["x-ratelimit-limit"] = String(rate.limit);
+          set.headers["x-ratelimit-remaining"] = String(rate.remaining);
+          set.headers["x-ratelimit-reset"] = String(rate.reset);
+          if (!rate.allowed) throw rateLimited(rate.reset);
+        }
         if (!principal.scopes.has(scope)) {
           throw new GatewayError(403, "permission_error", `This key lacks the '${scope}' scope needed here.`);
         }
         return { principal };
       },
     }),
+  });
+}
+
+function rateLimited(reset: number): GatewayError {
+  const seconds = Math.max(1, reset - Math.floor(Date.now() / 1000));
+  return new GatewayError(429, "rate_limit_error", "Rate limit exceeded for this API key.", {
+    details: `retry after ${seconds} seconds`,
+    headers: { "retry-after": String(seconds) },
+    retryable: true,
   });
 }

@@ -28,7 +28,7 @@ export async function startCli(args: string[], options: { env?: Record<string, s
   const deadline = Date.now() + 10_000;
   let url: string | undefined;
   while (!url && Date.now() < deadline) {
-    url = /listening on (http:\/\/\S+?)\s/.exec(output)?.[1];
+    url = /(?:listening on|workers?\) on) (http:\/\/\S+?)[\s,]/.exec(output)?.[1];
     if (!url) await Bun.sleep(20);
     if (proc.exitCode !== null) throw new Error(`parley serve exited ${proc.exitCode}: ${output}`);
   }
@@ -37,6 +37,14 @@ export async function startCli(args: string[], options: { env?: Record<string, s
     url,
     proc,
     output: () => output,
+    /** Resolves once the output matches, or fails after `ms`. */
+    async waitFor(pattern: RegExp, ms = 10_000) {
+      const deadline = Date.now() + ms;
+      while (!pattern.test(output)) {
+        if (Date.now() > deadline) throw new Error(`never saw ${pattern}: ${output}`);
+        await Bun.sleep(20);
+      }
+    },
     async stop() {
       proc.kill("SIGTERM");
       await proc.exited;

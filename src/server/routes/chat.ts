@@ -1,21 +1,24 @@
 import { Elysia, sse } from "elysia";
 import type { Chat } from "../../chat.ts";
 import { invalidRequest } from "../../errors.ts";
-import { auth, type Keyring } from "../auth.ts";
+import { auth, type Guard } from "../auth.ts";
+import { note } from "../logging.ts";
 
 const DESCRIPTION = `One endpoint, three request formats: OpenAI Chat Completions (alpha), Anthropic Messages
 (beta_messages, detected by anthropic_version / vendor_version or Anthropic-only fields) and Titan Text
 (beta_textgen, detected by inputText). Routed by model id; answered in ?target_format= (default alpha).
 With "stream": true the reply is Server-Sent Events.`;
 
-export function chatRoutes(chat: Chat, keyring: Keyring) {
+export function chatRoutes(chat: Chat, guard: Guard) {
   return new Elysia({ name: "parley/chat" })
-    .use(auth(keyring))
+    .use(auth(guard))
     .post(
       "/v1/chat/completions",
       async ({ request, query }) => {
         const raw = await request.text();
-        const outcome = await chat({ body: parseJson(raw), raw, targetFormat: query.target_format, signal: request.signal });
+        const outcome = await chat({
+          body: parseJson(raw), raw, targetFormat: query.target_format, signal: request.signal, observe: (info) => note(request, info),
+        });
         switch (outcome.kind) {
           case "json":
             return outcome.body;

@@ -3,11 +3,11 @@ import type { Config } from "../../config.ts";
 import { validationError } from "../../errors.ts";
 import type { Files } from "../../files/service.ts";
 import type { FileStore } from "../../files/store.ts";
-import { auth, type Keyring } from "../auth.ts";
+import { auth, type Guard } from "../auth.ts";
 
 const CHECK_TTL_MS = 60_000;
 
-export function filesRoutes(config: Config, module: { files: () => Promise<Files>; store: () => Promise<FileStore> }, keyring: Keyring) {
+export function filesRoutes(config: Config, module: { files: () => Promise<Files>; store: () => Promise<FileStore> }, guard: Guard) {
   const { files, store } = module;
   let checked: { at: number; ok: Promise<boolean> } | undefined;
   const credentialsValid = () => {
@@ -16,7 +16,7 @@ export function filesRoutes(config: Config, module: { files: () => Promise<Files
   };
 
   return new Elysia({ name: "parley/files" })
-    .use(auth(keyring))
+    .use(auth(guard))
     .get("/v1/files/health", async () => ({
       status: "healthy",
       service: "files",
