@@ -8,6 +8,7 @@ const main = defineCommand({
   subCommands: {
     serve: () => import("./commands/serve.ts").then((m) => m.default),
     config: () => import("./commands/config.ts").then((m) => m.default),
+    chat: () => import("./commands/chat.ts").then((m) => m.default),
   },
 });
 

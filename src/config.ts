@@ -140,8 +140,7 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
   const dotenv = readEnvFile(join(cwd, ".env"));
   const early: [Source, Record<string, string | undefined>][] = [["flag", flags], ["env", env], [".env", dotenv]];
   const home = env.HOME || homedir();
-  const configDir =
-    pick(early, "PARLEY_CONFIG_DIR") ?? join(env.XDG_CONFIG_HOME || join(home, ".config"), "parley");
+  const configDir = configDirOf(early, env);
   const configFile = join(configDir, "config.env");
   const layers: [Source, Record<string, string | undefined>][] = [...early, ["config file", readEnvFile(configFile)]];
 
@@ -161,6 +160,15 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
   values.PARLEY_CONFIG_DIR = configDir;
   values.PARLEY_DATA_DIR ??= join(env.XDG_DATA_HOME || join(home, ".local", "share"), "parley");
   return { config: toConfig(values), entries, configFile };
+}
+
+/** Where the user config file lives: found without reading (or validating) anything else. */
+export function configFileLocation({ flags = {}, env = process.env, cwd = process.cwd() }: LoadOptions = {}): string {
+  return join(configDirOf([["flag", flags], ["env", env], [".env", readEnvFile(join(cwd, ".env"))]], env), "config.env");
+}
+
+function configDirOf(layers: [Source, Record<string, string | undefined>][], env: Record<string, string | undefined>): string {
+  return pick(layers, "PARLEY_CONFIG_DIR") ?? join(env.XDG_CONFIG_HOME || join(env.HOME || homedir(), ".config"), "parley");
 }
 
 function toConfig(v: Record<string, string | undefined>): Config {
@@ -225,8 +233,17 @@ export function setConfigValue(configFile: string, key: string, value: string): 
   writeFileSync(configFile, text, { mode: 0o600 });
 }
 
-export function isSecret(key: string): boolean {
-  return !!BY_KEY.get(key)?.secret;
+/** What is wrong with a value for a setting, or undefined when it is fine. */
+export function checkValue(key: string, value: string): string | undefined {
+  const setting = BY_KEY.get(key);
+  if (!setting) return `${key} is not a parley setting`;
+  const allowed = setting.check?.(value);
+  return allowed ? `expected ${allowed}` : undefined;
+}
+
+/** The user config file's own values, unvalidated: what `config set` edits. */
+export function readConfigFile(configFile: string): Record<string, string> {
+  return readEnvFile(configFile);
 }
 
 /** Enough of a secret to tell two apart, never enough to use. */

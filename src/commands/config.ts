@@ -1,5 +1,5 @@
 import { defineCommand } from "citty";
-import { loadConfig, mask, setConfigValue } from "../config.ts";
+import { configFileLocation, loadConfig, mask, setConfigValue } from "../config.ts";
 import { exitOnConfigError } from "./fail.ts";
 
 const show = defineCommand({
@@ -17,18 +17,22 @@ const show = defineCommand({
 });
 
 const set = defineCommand({
-  meta: { name: "set", description: "Write a setting into the user config file: parley config set KEY VALUE" },
+  meta: { name: "set", description: "Write a setting into the user config file: parley config set KEY VALUE, or interactively with no arguments" },
   args: {
     key: { type: "positional", required: false, description: "setting name, e.g. ALPHA_API_KEY" },
     value: { type: "positional", required: false, description: "its value" },
   },
   run: ({ args }) =>
     exitOnConfigError(async () => {
-      if (!args.key || args.value === undefined) {
-        process.stderr.write("usage: parley config set KEY VALUE\n");
+      const configFile = configFileLocation();
+      if (!args.key) {
+        const { promptConfig } = await import("./config-prompt.ts");
+        return promptConfig(configFile);
+      }
+      if (args.value === undefined) {
+        process.stderr.write("usage: parley config set KEY VALUE (or no arguments for the interactive prompt)\n");
         process.exit(2);
       }
-      const { configFile } = loadConfig();
       setConfigValue(configFile, args.key, args.value);
       process.stdout.write(`${args.key} saved to ${configFile}\n`);
     }),

@@ -1,0 +1,22 @@
+import { defineCommand } from "citty";
+import { loadConfig } from "../config.ts";
+import { exitOnConfigError } from "./fail.ts";
+
+export default defineCommand({
+  meta: { name: "chat", description: "Chat with a running parley in a full-screen terminal client" },
+  args: {
+    model: { type: "string", description: "model to start with (default: DEFAULT_ALPHA_MODEL, else the server's first)" },
+    "server-url": { type: "string", description: "parley's address (default: from HOST and PORT, http://127.0.0.1:8000)" },
+    "api-key": { type: "string", description: "key to present (default: API_KEY from the configuration)" },
+  },
+  run: ({ args }) =>
+    exitOnConfigError(async () => {
+      const { config } = loadConfig();
+      const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
+      const serverUrl = args["server-url"] ?? `http://${host.includes(":") ? `[${host}]` : host}:${config.port}`;
+      // The chat client is loaded only here: `serve` never loads React or Ink.
+      const { runChat } = await import("../../tui/main.tsx");
+      await runChat({ serverUrl, apiKey: args["api-key"] ?? config.apiKey, model: args.model ?? config.alpha.defaultModel });
+      process.exit(0);
+    }),
+});

@@ -1,0 +1,211 @@
+import { afterAll, beforeEach, describe, expect, test } from "bun:test";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { render } from "ink-testing-library";
+import { App } from "../../tui/app.tsx";
+import { createClient } from "../../tui/client.ts";
+import { startGateway, TEST_KEY } from "../lib/gateway.ts";
+
+const gateway = await startGateway({ RATE_LIMIT_RPM: "0" });
+const url = gateway.listen();
+afterAll(() => gateway.stop());
+beforeEach(() => gateway.reset());
+
+const ENTER = "\r";
+const ESC = "\x1b";
+const DOWN = "\x1b[B";
+
+function open(options: { key?: string; model?: string } = {}) {
+  const cwd = mkdtempSync(join(tmpdir(), "parley-tui-"));
+  const client = createClient(url, options.key ?? TEST_KEY);
+  const app = render(<App client={client} serverUrl={url} model={options.model ?? "gpt-4o"} cwd={cwd} size={{ columns: 80, rows: 24 }} />);
+  const frame = () => app.lastFrame() ?? "";
+  const until = async (check: (frame: string) => boolean, what: string, ms = 3000) => {
+    const deadline = Date.now() + ms;
+    while (!check(frame())) {
+      if (Date.now() > deadline) throw new Error(`never saw ${what}; screen:\n${frame()}`);
+      await Bun.sleep(10);
+    }
+  };
+  const type = async (text: string) => {
+    app.stdin.write(text);
+    await Bun.sleep(30);
+  };
+  const say = async (text: string) => {
+    await type(text);
+    await type(ENTER);
+  };
+  return { app, frame, until, type, say, cwd };
+}
+
+describe("chatting", () => {
+  test("a question, and the reply streaming in token by token, then time and usage", async () => {
+    gateway.openai.next({ kind: "stream", chunks: ["The ", "answer ", "is ", "forty-two."], gapMs: 120 });
+    const ui = open();
+    await ui.say("What is the answer?");
+    await ui.until((f) => f.includes("› What is the answer?"), "the question");
+    await ui.until((f) => f.includes("The answer") && !f.includes("forty-two."), "a partial reply");
+    expect(ui.frame()).toContain("waiting for gpt-4o");
+    await ui.until((f) => f.includes("The answer is forty-two."), "the whole reply");
+    await ui.until((f) => /gpt-4o · \d+\.\ds · 11 → 7 tokens/.test(f), "time and usage");
+    expect(gateway.openai.last().body).toMatchObject({ model: "gpt-4o", stream: true, messages: [{ role: "user", content: "What is the answer?" }] });
+  });
+
+  test("the conversation so far goes with each new question", async () => {
+    const ui = open();
+    await ui.say("First");
+    await ui.until((f) => f.includes("Hello from OpenAI"), "the first reply");
+    await ui.say("Second");
+    await ui.until(() => gateway.openai.received.length === 2, "the second request");
+    expect(gateway.openai.last().body.messages).toEqual([
+      { role: "user", content: "First" }, { role: "assistant", content: "Hello from OpenAI" }, { role: "user", content: "Second" },
+    ]);
+  });
+
+  test("Alt+Enter and Ctrl+J add a new line instead of sending", async () => {
+    const ui = open();
+    await ui.type("line one");
+    await ui.type("\x1b\r");
+    await ui.type("line two\nline three");
+    expect(gateway.openai.received).toHaveLength(0);
+    await ui.type(ENTER);
+    await ui.until(() => gateway.openai.received.length === 1, "the request");
+    expect(gateway.openai.last().body.messages[0].content).toBe("line one\nline two\nline three");
+  });
+
+  test("Esc cancels a reply in progress and aborts the request", async () => {
+    gateway.openai.next({ kind: "stream", chunks: Array.from({ length: 40 }, (_, i) => `w${i} `), gapMs: 100 });
+    const ui = open();
+    await ui.say("Talk for a while");
+    await ui.until((f) => f.includes("w1"), "the reply starting");
+    await ui.type(ESC);
+    await ui.until((f) => f.includes("cancelled after"), "the cancellation");
+    await ui.until(() => gateway.openai.state.cancelled > 0, "the upstream being cancelled");
+    expect(ui.frame()).not.toContain("w39");
+  });
+
+  test("Markdown code blocks are set off in a gutter", async () => {
+    gateway.openai.next({ kind: "reply", text: "Here:\n```ts\nconst x = 1;\n```\nDone." });
+    const ui = open();
+    await ui.say("/settings");
+    await ui.type(DOWN);
+    await ui.type(DOWN);
+    await ui.type(DOWN);
+    await ui.type(ENTER);
+    await ui.type(ESC);
+    await ui.until((f) => f.includes("Enter send"), "the chat again");
+    await ui.say("code please");
+    await ui.until((f) => f.includes("│ const x = 1;"), "the code block");
+    expect(ui.frame()).toContain("┌── ts");
+  });
+});
+
+describe("slash commands", () => {
+  test("/model <name> switches the model for the next request", async () => {
+    const ui = open();
+    await ui.say("/model gpt-4o-mini");
+    await ui.until((f) => f.includes("parley · gpt-4o-mini"), "the new model in the header");
+    await ui.say("hi");
+    await ui.until(() => gateway.openai.received.length === 1, "the request");
+    expect(gateway.openai.last().body.model).toBe("gpt-4o-mini");
+  });
+
+  test("/model without a name opens a picker from /v1/models", async () => {
+    const ui = open();
+    await ui.say("/model");
+    await ui.until((f) => f.includes("Pick a model"), "the picker");
+    expect(ui.frame()).toContain("gpt-4o-mini");
+    await ui.type(DOWN);
+    await ui.type(ENTER);
+    await ui.until((f) => f.includes("parley · gpt-4o-mini"), "the picked model");
+  });
+
+  test("/settings changes temperature, max tokens, system prompt and streaming", async () => {
+    const ui = open();
+    await ui.say("/settings");
+    await ui.until((f) => f.includes("Temperature"), "the settings");
+    await ui.type(ENTER);
+    await ui.type("5");
+    await ui.type(ENTER);
+    await ui.until((f) => f.includes("Temperature is a number from 0 to 2."), "the validation message");
+    await ui.type("\x7f");
+    await ui.type("0.4");
+    await ui.type(ENTER);
+    await ui.type(DOWN);
+    await ui.type(ENTER);
+    await ui.type("64");
+    await ui.type(ENTER);
+    await ui.type(DOWN);
+    await ui.type(ENTER);
+    await ui.type("Be terse.");
+    await ui.type(ENTER);
+    await ui.type(DOWN);
+    await ui.type(ENTER);
+    await ui.until((f) => /Streaming\s+off/.test(f), "streaming off");
+    await ui.type(ESC);
+    await ui.say("hi");
+    await ui.until((f) => f.includes("Hello from OpenAI"), "the reply");
+    expect(gateway.openai.last().body).toMatchObject({ temperature: 0.4, max_tokens: 64, messages: [{ role: "system", content: "Be terse." }, { role: "user", content: "hi" }] });
+    expect(gateway.openai.last().body.stream).toBeUndefined();
+  });
+
+  test("/save writes Markdown, or JSON for .json, and asks before overwriting", async () => {
+    const ui = open();
+    await ui.say("hello");
+    await ui.until((f) => f.includes("Hello from OpenAI"), "the reply");
+    await ui.say("/save talk.md");
+    await ui.until((f) => f.includes("Saved to"), "the saved note");
+    const markdown = readFileSync(join(ui.cwd, "talk.md"), "utf8");
+    expect(markdown).toContain("## You\n\nhello");
+    expect(markdown).toContain("## Assistant\n\nHello from OpenAI");
+    await ui.say("/save talk.json");
+    await ui.until(() => existsSync(join(ui.cwd, "talk.json")), "the JSON file");
+    expect(JSON.parse(readFileSync(join(ui.cwd, "talk.json"), "utf8")).messages).toEqual([{ role: "user", content: "hello" }, { role: "assistant", content: "Hello from OpenAI" }]);
+    writeFileSync(join(ui.cwd, "talk.md"), "precious");
+    await ui.say("/save talk.md");
+    await ui.until((f) => f.includes("exists. Overwrite it? (y/N)"), "the confirmation");
+    await ui.type("n");
+    await ui.until((f) => f.includes("Not saved."), "the refusal");
+    expect(readFileSync(join(ui.cwd, "talk.md"), "utf8")).toBe("precious");
+    await ui.say("/save talk.md");
+    await ui.until((f) => f.includes("Overwrite it?"), "the confirmation again");
+    await ui.type("y");
+    await ui.until(() => readFileSync(join(ui.cwd, "talk.md"), "utf8").includes("## You"), "the overwrite");
+  });
+
+  test("/help lists the commands, /clear empties the transcript", async () => {
+    const ui = open();
+    await ui.say("/help");
+    await ui.until((f) => f.includes("/save <file>") && f.includes("/exit"), "the help");
+    await ui.say("/clear");
+    await ui.until((f) => !f.includes("/save <file>"), "an empty transcript");
+  });
+
+  test("an unknown command shows a hint and sends nothing", async () => {
+    const ui = open();
+    await ui.say("/frobnicate now");
+    await ui.until((f) => f.includes("Unknown command /frobnicate"), "the hint");
+    expect(gateway.openai.received).toHaveLength(0);
+  });
+});
+
+describe("errors appear as a line, and the chat goes on", () => {
+  const cases: [string, () => void, { key?: string; model?: string }, RegExp][] = [
+    ["401", () => {}, { key: "sk-wrong" }, /✖ 401 authentication_error: Invalid API key/],
+    ["404 model", () => {}, { model: "no-such-model" }, /✖ 404 not_found_error: The model 'no-such-model'/],
+    ["429", () => gateway.openai.next({ kind: "error", status: 429, message: "slow down" }), {}, /✖ 429 rate_limit_error/],
+    ["503", () => gateway.openai.next({ kind: "error", status: 500, message: "boom" }), {}, /✖ 503 service_unavailable_error/],
+    ["a broken stream", () => gateway.openai.next({ kind: "stream", chunks: ["partial ", "reply"], errorAfter: 2, gapMs: 20 }), {}, /partial\nincomplete\n\n✖ server_error: The server had an error/],
+  ];
+  for (const [name, script, options, line] of cases) {
+    test(name, async () => {
+      script();
+      const ui = open(options);
+      await ui.say("hi");
+      await ui.until((f) => line.test(f), name);
+      await ui.say("/help");
+      await ui.until((f) => f.includes("/save <file>"), "the app still answering");
+    });
+  }
+});
