@@ -1,0 +1,58 @@
+/**
+ * `bun run build`: one executable, dist/parley, for this machine.
+ * `bun run build --all`: linux-x64, linux-arm64, darwin-x64, darwin-arm64 and windows-x64, with SHA256SUMS.
+ */
+import { createHash } from "node:crypto";
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { basename, join, resolve } from "node:path";
+import type { BunPlugin } from "bun";
+import pkg from "../package.json" with { type: "json" };
+
+const root = resolve(import.meta.dir, "..");
+const dist = join(root, "dist");
+const TARGETS = ["linux-x64", "linux-arm64", "darwin-x64", "darwin-arm64", "windows-x64"] as const;
+
+/** Ink reaches for react-devtools-core only in development; the binary gets an empty stand-in. */
+const noDevtools: BunPlugin = {
+  name: "no-react-devtools",
+  setup(build) {
+    build.onResolve({ filter: /^react-devtools-core$/ }, () => ({ path: "react-devtools-core", namespace: "stub" }));
+    build.onLoad({ filter: /.*/, namespace: "stub" }, () => ({ contents: "export default { connectToDevTools() {} };", loader: "js" }));
+  },
+};
+
+async function build(target?: (typeof TARGETS)[number]): Promise<string> {
+  const outfile = join(dist, target ? `parley-${target}${target.startsWith("windows") ? ".exe" : ""}` : "parley");
+  const result = await Bun.build({
+    entrypoints: [join(root, "src/cli.ts")],
+    compile: {
+      outfile,
+      ...(target ? { target: `bun-${target}` as Bun.Build.CompileTarget } : {}),
+      // parley reads ./.env and its config itself, with its own precedence.
+      autoloadDotenv: false,
+      autoloadBunfig: false,
+    },
+    minify: true,
+    bytecode: true,
+    format: "esm",
+    // Lazy imports become chunks of their own: `serve` never reads the chat client, `chat` never the server.
+    splitting: true,
+    sourcemap: "none",
+    define: { "process.env.NODE_ENV": JSON.stringify("production"), "process.env.DEV": JSON.stringify("false") },
+    plugins: [noDevtools],
+  });
+  if (!result.success) {
+    for (const log of result.logs) console.error(log);
+    throw new Error(`build failed for ${target ?? "this machine"}`);
+  }
+  return outfile;
+}
+
+rmSync(dist, { recursive: true, force: true });
+mkdirSync(dist, { recursive: true });
+const all = process.argv.includes("--all");
+const outputs = all ? await Promise.all(TARGETS.map(build)) : [await build()];
+const sums = outputs.map((file) => `${createHash("sha256").update(readFileSync(file)).digest("hex")}  ${basename(file)}`);
+writeFileSync(join(dist, "SHA256SUMS"), `${sums.join("\n")}\n`);
+for (const file of outputs) console.log(`${basename(file).padEnd(26)} ${(statSync(file).size / 1024 / 1024).toFixed(1)} MB`);
+console.log(`parley ${pkg.version}: ${outputs.length} binar${outputs.length === 1 ? "y" : "ies"} in dist/, checksums in dist/SHA256SUMS`);
