@@ -23,7 +23,7 @@ export default defineCommand({
       const flags = { HOST: args.host, PORT: args.port, WORKERS: args.workers, LOG_LEVEL: args["log-level"] };
       if (args.worker) {
         const { config } = loadConfig({ flags });
-        return void runServer(config, createLogger(config.logLevel).withTag(`worker ${args.worker}`));
+        return void runServer(config, createLogger(config.logLevel).withTag(`worker ${args.worker}`), `worker ${args.worker}`);
       }
 
       let loaded = loadConfig({ flags });

@@ -5,7 +5,7 @@ import type { Logger } from "../log.ts";
 import { openDatabase } from "../db.ts";
 import { createKeyring, type Guard } from "./auth.ts";
 import { createRateLimiter } from "./rate-limit.ts";
-import { errorHandling, REQUEST_ID } from "./errors.ts";
+import { edge, REQUEST_ID } from "./edge.ts";
 import { createChat } from "../chat.ts";
 import { lazyFiles } from "../files/index.ts";
 import type { Files } from "../files/service.ts";
@@ -14,18 +14,19 @@ import { createRouter } from "../providers/routes.ts";
 import { chatRoutes } from "./routes/chat.ts";
 import { docsRoutes } from "./routes/docs.ts";
 import { filesRoutes } from "./routes/files.ts";
-import { requestLogging } from "./logging.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { modelRoutes } from "./routes/models.ts";
 
 export interface AppOptions {
   config: Config;
   log: Logger;
+  /** Where request lines go; none below LOG_LEVEL=info. */
+  accessLog?: (line: string) => void;
 }
 
 const EXPOSED = [REQUEST_ID, "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "retry-after"];
 
-export function createApp({ config, log }: AppOptions) {
+export function createApp({ config, log, accessLog }: AppOptions) {
   const db = lazy(() => openDatabase(config.dataDir));
   const guard: Guard = {
     identify: createKeyring(config),
@@ -36,8 +37,10 @@ export function createApp({ config, log }: AppOptions) {
   const chat = createChat({ config, log, providers: createProviders(config), router: createRouter(config), attachFiles });
   const routes: { method: string; path: string }[] = [];
   const app = new Elysia({ name: "parley" })
-    .use(errorHandling({ debug: config.debug, log, isKnownPath: (path) => knownPath(routes, path) }))
-    .use(requestLogging(log, config.logLevel === "debug" || config.logLevel === "trace"))
+    .use(edge({
+      debug: config.debug, log, accessLog, logUpstream: config.logLevel === "debug" || config.logLevel === "trace",
+      isKnownPath: (path) => knownPath(routes, path),
+    }))
     .use(cors({ origin: config.corsOrigins === "*" ? true : config.corsOrigins, exposeHeaders: EXPOSED }))
     .use(docsRoutes())
     .use(healthRoutes(config))

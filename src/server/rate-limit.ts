@@ -12,23 +12,43 @@ export interface RateDecision {
 
 /**
  * Requests per minute per key, counted in SQLite so every worker process of one server shares the
- * limit. One statement per request: an upsert that returns the new count of the current window.
+ * limit exactly. Requests that arrive in the same turn of the event loop are counted together: one
+ * upsert per key and turn adds them all and returns the new total, so no request costs more than
+ * one statement, and under load most cost a fraction of one.
  */
 export function createRateLimiter(db: Database, rpm: number) {
   db.run(`CREATE TABLE IF NOT EXISTS rate_limits (
     key TEXT NOT NULL, window INTEGER NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (key, window)) WITHOUT ROWID`);
-  const hit = db.query<{ count: number }, { key: string; window: number }>(
-    `INSERT INTO rate_limits (key, window, count) VALUES ($key, $window, 1)
-     ON CONFLICT (key, window) DO UPDATE SET count = count + 1 RETURNING count`,
+  const add = db.query<{ count: number }, { key: string; window: number; n: number }>(
+    `INSERT INTO rate_limits (key, window, count) VALUES ($key, $window, $n)
+     ON CONFLICT (key, window) DO UPDATE SET count = count + $n RETURNING count`,
   );
   const prune = db.query<unknown, { window: number }>("DELETE FROM rate_limits WHERE window < $window");
   const janitor = setInterval(() => prune.run({ window: currentWindow() - 1 }), WINDOW_SECONDS * 1000);
   janitor.unref();
 
-  return function check(key: string): RateDecision {
+  let waiting = new Map<string, ((decision: RateDecision) => void)[]>();
+  const flush = () => {
+    const batch = waiting;
+    waiting = new Map();
     const window = currentWindow();
-    const { count } = hit.get({ key, window })!;
-    return { limit: rpm, remaining: Math.max(0, rpm - count), reset: (window + 1) * WINDOW_SECONDS, allowed: count <= rpm };
+    const reset = (window + 1) * WINDOW_SECONDS;
+    for (const [key, resolvers] of batch) {
+      const { count } = add.get({ key, window, n: resolvers.length })!;
+      resolvers.forEach((resolve, i) => {
+        const position = count - resolvers.length + i + 1;
+        resolve({ limit: rpm, remaining: Math.max(0, rpm - position), reset, allowed: position <= rpm });
+      });
+    }
+  };
+
+  return function check(key: string): Promise<RateDecision> {
+    return new Promise((resolve) => {
+      if (waiting.size === 0) setImmediate(flush);
+      const resolvers = waiting.get(key);
+      if (resolvers) resolvers.push(resolve);
+      else waiting.set(key, [resolve]);
+    });
   };
 }
 

@@ -1,13 +1,15 @@
 import type { Config } from "../config.ts";
 import type { Logger } from "../log.ts";
+import { createAccessLog } from "./access-log.ts";
 import { createApp } from "./app.ts";
 
 /**
  * Runs one server process: listens, and on SIGINT/SIGTERM stops accepting, lets in-flight
  * requests and streams finish (at most SHUTDOWN_GRACE_MS), closes SQLite and exits.
  */
-export function runServer(config: Config, log: Logger) {
-  const app = createApp({ config, log }).listen({
+export function runServer(config: Config, log: Logger, tag?: string) {
+  const logsRequests = ["info", "debug", "trace"].includes(config.logLevel);
+  const app = createApp({ config, log, ...(logsRequests ? { accessLog: createAccessLog(tag) } : {}) }).listen({
     hostname: config.host,
     port: config.port,
     reusePort: true,

@@ -100,9 +100,9 @@ describe("serving as processes", () => {
       }
       expect(statuses.filter((s) => s === 200)).toHaveLength(12);
       expect(statuses.filter((s) => s === 429)).toHaveLength(8);
-      const log = server.output();
-      expect(log).toMatch(/\[worker 1\].*GET \/v1\/models/);
-      expect(log).toMatch(/\[worker 2\].*GET \/v1\/models/);
+      // Request lines are written in batches, a moment after the responses.
+      await server.waitFor(/\[worker 1\].*GET \/v1\/models/);
+      await server.waitFor(/\[worker 2\].*GET \/v1\/models/);
     } finally {
       await server.stop();
     }

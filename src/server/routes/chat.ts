@@ -2,7 +2,7 @@ import { Elysia, sse } from "elysia";
 import type { Chat } from "../../chat.ts";
 import { invalidRequest } from "../../errors.ts";
 import { auth, type Guard } from "../auth.ts";
-import { note } from "../logging.ts";
+import { note } from "../edge.ts";
 
 const DESCRIPTION = `One endpoint, three request formats: OpenAI Chat Completions (alpha), Anthropic Messages
 (beta_messages, detected by anthropic_version / vendor_version or Anthropic-only fields) and Titan Text
@@ -25,7 +25,9 @@ export function chatRoutes(chat: Chat, guard: Guard) {
           case "passthrough": {
             const { response, stream } = outcome;
             const type = response.headers.get("content-type") ?? (stream ? "text/event-stream" : "application/json");
-            return new Response(response.body, { headers: { "content-type": type, ...(stream ? { "cache-control": "no-cache" } : {}) } });
+            // A whole JSON reply goes out in one write; a stream's bytes are piped on as they come.
+            if (!stream) return new Response(await response.arrayBuffer(), { headers: { "content-type": type } });
+            return new Response(response.body, { headers: { "content-type": type, "cache-control": "no-cache" } });
           }
           case "events":
             return (async function* () {

@@ -1,0 +1,100 @@
+import { Elysia } from "elysia";
+import { envelope, GatewayError, invalidRequest, notFound } from "../errors.ts";
+import type { Logger } from "../log.ts";
+
+export const REQUEST_ID = "x-request-id";
+
+export interface EdgeOptions {
+  debug: boolean;
+  log: Logger;
+  /** Tells a wrong method (405) from an unknown route (404). */
+  isKnownPath: (path: string) => boolean;
+  /** Where request lines go; none below LOG_LEVEL=info. */
+  accessLog?: (line: string) => void;
+  /** Adds the upstream's time to first byte to request lines (LOG_LEVEL=debug). */
+  logUpstream: boolean;
+}
+
+const started = new WeakMap<Request, number>();
+const notes = new WeakMap<Request, Record<string, string | number>>();
+
+/** Adds fields (model, provider, upstream timing) to a request's log line. Never secrets or content. */
+export function note(request: Request, fields: Record<string, string | number | undefined>): void {
+  const current = notes.get(request) ?? {};
+  for (const [key, value] of Object.entries(fields)) if (value !== undefined) current[key] = value;
+  notes.set(request, current);
+}
+
+/**
+ * The app's edge: every request gets an id; every failure, Elysia's own included, becomes the
+ * contract's envelope; every request gets one log line once its handler or error handler is done
+ * (for a stream, when it starts). Hooks that run after the response would make Elysia tee streams.
+ */
+export function edge(options: EdgeOptions) {
+  const { debug, log, accessLog } = options;
+  const finish = (request: Request, set: { headers: unknown }, status: number) => {
+    if (!accessLog) return;
+    const ms = (performance.now() - (started.get(request) ?? performance.now())).toFixed(1);
+    const path = request.url.slice(request.url.indexOf("/", 8)).split("?")[0];
+    const { model, provider, upstream_ms } = notes.get(request) ?? {};
+    const fields = [model && `model=${model}`, provider && `provider=${provider}`, options.logUpstream && upstream_ms !== undefined && `upstream_ms=${upstream_ms}`];
+    accessLog([`${request.method} ${path} ${status} ${ms}ms`, ...fields.filter(Boolean), `id=${(set.headers as Record<string, string>)[REQUEST_ID]}`].join(" "));
+  };
+
+  return new Elysia({ name: "parley/edge" })
+    .onRequest(({ set, request }) => {
+      set.headers[REQUEST_ID] = request.headers.get(REQUEST_ID)?.slice(0, 128) || crypto.randomUUID();
+      if (accessLog) started.set(request, performance.now());
+    })
+    .onAfterHandle({ as: "global" }, ({ request, set, responseValue }) => {
+      finish(request, set, responseValue instanceof Response ? responseValue.status : typeof set.status === "number" ? set.status : 200);
+    })
+    .onError({ as: "global" }, ({ code, error, set, request }) => {
+      const headers = set.headers as Record<string, string>;
+      const response = respond();
+      set.status = response.status;
+      finish(request, set, response.status);
+      return response;
+
+      function respond(): Response {
+        // The client went away mid-request: nobody is left to answer, and it is not a bug.
+        if (request.signal.aborted) return new Response(null, { status: 499, headers });
+        const known = toGatewayError(code, error, request, options.isKnownPath);
+        if (known) return errorResponse(known, debug, headers);
+        log.error(`request ${headers[REQUEST_ID]} failed:`, error);
+        const bug = new GatewayError(500, "internal_server_error", `Internal error; quote request id ${headers[REQUEST_ID]} when reporting it.`);
+        return errorResponse(bug, debug, headers);
+      }
+    });
+}
+
+/** JSON response in the contract's envelope, with the error's own headers. */
+function errorResponse(error: GatewayError, debug: boolean, headers: Record<string, string>): Response {
+  return Response.json(envelope(error, debug), { status: error.status, headers: { ...headers, ...error.headers } });
+}
+
+function toGatewayError(code: string | number, error: unknown, request: Request, isKnownPath: (path: string) => boolean) {
+  if (error instanceof GatewayError) return error;
+  switch (code) {
+    case "NOT_FOUND": {
+      const path = new URL(request.url).pathname;
+      if (isKnownPath(path)) return new GatewayError(405, "invalid_request_error", `Method ${request.method} is not allowed on ${path}.`);
+      return notFound(`No route ${request.method} ${path}.`);
+    }
+    case "PARSE":
+      return invalidRequest("The request body could not be parsed.", error instanceof Error ? error.message : undefined);
+    case "VALIDATION":
+      return new GatewayError(422, "validation_error", "The request failed validation.", { details: validationSummary(error) });
+    case "INVALID_COOKIE_SIGNATURE":
+    case "INVALID_FILE_TYPE":
+      return invalidRequest(error instanceof Error ? error.message : "Invalid request.");
+  }
+  if (typeof code === "number" && code >= 400 && code < 500) return invalidRequest(`Request rejected with status ${code}.`);
+  return undefined;
+}
+
+function validationSummary(error: unknown): string | undefined {
+  const all = (error as { all?: { path?: string; summary?: string; message?: string }[] }).all;
+  if (!Array.isArray(all) || all.length === 0) return undefined;
+  return all.map((e) => `${(e.path ?? "").replace(/^\//, "").replaceAll("/", ".") || "body"}: ${e.summary ?? e.message}`).join("; ");
+}
