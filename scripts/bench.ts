@@ -168,6 +168,7 @@ try {
   const binary = existsSync(binaryPath) ? await startParley([binaryPath], upstream.url) : undefined;
   await Bun.sleep(500);
   const idle = rssOf(source.proc.pid);
+  const idleBinary = binary ? rssOf(binary.proc.pid) : undefined;
   const peer = withPeer ? await startPeer() : undefined;
 
   const t = (name: string, url: string, body: string, headers: Record<string, string> = auth): Target => ({ name, url, body, headers });
@@ -203,12 +204,14 @@ try {
 
   // Throughput.
   let peak = idle;
+  let peakBinary = idleBinary ?? 0;
   const sample = () => (peak = Math.max(peak, rssOf(source.proc.pid)));
+  const sampleBinary = () => binary && (peakBinary = Math.max(peakBinary, rssOf(binary.proc.pid)));
   const seconds = quick ? 3 : 5;
   for (const connections of [32, 128]) {
     const rps: Record<string, number> = {};
     for (const target of [targets.hop, targets.passthrough, ...(binary ? [targets.binary!] : []), ...(peer ? [targets.peer!] : [])]) {
-      rps[target.name] = await throughput(target, connections, seconds, target === targets.passthrough ? sample : undefined);
+      rps[target.name] = await throughput(target, connections, seconds, target === targets.passthrough ? sample : target === targets.binary ? sampleBinary : undefined);
     }
     results[`rps_${connections}`] = rps;
     const ratio = rps["parley passthrough"]! / rps.hop!;
@@ -221,10 +224,15 @@ try {
   }
   await Bun.sleep(5000);
   const after = rssOf(source.proc.pid);
-  results.rss_mb = { idle, under_load: peak, five_seconds_after: after };
-  row("RSS idle", `${idle.toFixed(1)} MB`, "", idle < 60 ? "ok (< 60 MB)" : "MISS (< 60 MB)");
-  row("RSS under load (peak)", `${peak.toFixed(1)} MB`, "", peak < 100 ? "ok (< 100 MB)" : "MISS (< 100 MB)");
-  row("RSS 5 s after load", `${after.toFixed(1)} MB`);
+  const afterBinary = binary ? rssOf(binary.proc.pid) : undefined;
+  results.rss_mb = { idle, under_load: peak, five_seconds_after: after, binary: binary ? { idle: idleBinary, under_load: peakBinary, five_seconds_after: afterBinary } : null };
+  const rssRows = (label: string, i: number, p: number, a: number) => {
+    row(`RSS idle, ${label}`, `${i.toFixed(1)} MB`, "", i < 60 ? "ok (< 60 MB)" : "MISS (< 60 MB)");
+    row(`RSS under load (peak), ${label}`, `${p.toFixed(1)} MB`, "", p < 100 ? "ok (< 100 MB)" : "MISS (< 100 MB)");
+    row(`RSS 5 s after load, ${label}`, `${a.toFixed(1)} MB`);
+  };
+  rssRows("from source", idle, peak, after);
+  if (binary) rssRows("binary", idleBinary!, peakBinary, afterBinary!);
 
   // Streaming: added time to first token, and no chunk lost or merged.
   const streamBody = JSON.stringify({ model: "gpt-4o-mini", stream: true, messages: [{ role: "user", content: "Count" }] });

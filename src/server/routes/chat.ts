@@ -14,7 +14,7 @@ export function chatRoutes(chat: Chat, guard: Guard) {
     .use(auth(guard))
     .post(
       "/v1/chat/completions",
-      async ({ request, query }) => {
+      async ({ request, query, set }) => {
         const raw = await request.text();
         const outcome = await chat({
           body: parseJson(raw), raw, targetFormat: query.target_format, signal: request.signal, observe: (info) => note(request, info),
@@ -26,8 +26,10 @@ export function chatRoutes(chat: Chat, guard: Guard) {
             const { response, stream } = outcome;
             const type = response.headers.get("content-type") ?? (stream ? "text/event-stream" : "application/json");
             // A whole JSON reply goes out in one write; a stream's bytes are piped on as they come.
-            if (!stream) return new Response(await response.arrayBuffer(), { headers: { "content-type": type } });
-            return new Response(response.body, { headers: { "content-type": type, "cache-control": "no-cache" } });
+            set.headers["content-type"] = type;
+            if (!stream) return await response.arrayBuffer();
+            set.headers["cache-control"] = "no-cache";
+            return new Response(response.body, { headers: set.headers as Record<string, string> });
           }
           case "events":
             return (async function* () {
