@@ -129,28 +129,20 @@ function toStopReason(finish: Finish): string {
   }
 }
 
+const STOP_REASONS: Record<string, FinishReason> = {
+  end_turn: "stop",
+  pause_turn: "stop",
+  stop_sequence: "stop_sequence",
+  max_tokens: "length",
+  model_context_window_exceeded: "length",
+  tool_use: "tool_calls",
+  refusal: "content_filter",
+  guardrail_intervened: "content_filter",
+  content_filtered: "content_filter",
+};
+
 export function fromStopReason(raw: string | null | undefined, stopSequence?: string | null): Finish {
-  const reason = ((): FinishReason => {
-    switch (raw) {
-      case "end_turn":
-      case "pause_turn":
-        return "stop";
-      case "stop_sequence":
-        return "stop_sequence";
-      case "max_tokens":
-      case "model_context_window_exceeded":
-        return "length";
-      case "tool_use":
-        return "tool_calls";
-      case "refusal":
-      case "guardrail_intervened":
-      case "content_filtered":
-        return "content_filter";
-      default:
-        return "other";
-    }
-  })();
-  return { reason, raw: raw ?? "", ...(stopSequence ? { stopSequence } : {}) };
+  return { reason: STOP_REASONS[raw ?? ""] ?? "other", raw: raw ?? "", ...(stopSequence ? { stopSequence } : {}) };
 }
 
 const messageId = (id?: string) => (id?.startsWith("msg_") ? id : randomId("msg_"));

@@ -133,23 +133,16 @@ export function toFinishReason(finish: Finish): string {
   }
 }
 
+const FINISH_REASONS: Record<string, FinishReason> = {
+  stop: "stop",
+  length: "length",
+  tool_calls: "tool_calls",
+  function_call: "tool_calls",
+  content_filter: "content_filter",
+};
+
 export function fromFinishReason(raw: string | null | undefined): Finish {
-  const reason: FinishReason = ((): FinishReason => {
-    switch (raw) {
-      case "stop":
-        return "stop";
-      case "length":
-        return "length";
-      case "tool_calls":
-      case "function_call":
-        return "tool_calls";
-      case "content_filter":
-        return "content_filter";
-      default:
-        return "other";
-    }
-  })();
-  return { reason, raw: raw ?? "" };
+  return { reason: FINISH_REASONS[raw ?? ""] ?? "other", raw: raw ?? "" };
 }
 
 const chatId = (id?: string) => (id?.startsWith("chatcmpl") ? id : randomId("chatcmpl-"));

@@ -61,22 +61,15 @@ function toCompletionReason(finish: Finish): string {
   }
 }
 
+const COMPLETION_REASONS: Record<string, FinishReason> = {
+  FINISH: "stop",
+  STOP_CRITERIA_MET: "stop_sequence",
+  LENGTH: "length",
+  CONTENT_FILTERED: "content_filter",
+};
+
 function fromCompletionReason(raw: string | null | undefined): Finish {
-  const reason = ((): FinishReason => {
-    switch (raw) {
-      case "FINISH":
-        return "stop";
-      case "STOP_CRITERIA_MET":
-        return "stop_sequence";
-      case "LENGTH":
-        return "length";
-      case "CONTENT_FILTERED":
-        return "content_filter";
-      default:
-        return "other";
-    }
-  })();
-  return { reason, raw: raw ?? "" };
+  return { reason: COMPLETION_REASONS[raw ?? ""] ?? "other", raw: raw ?? "" };
 }
 
 function encodeReply(reply: ChatReply) {

@@ -1,4 +1,5 @@
 import { EventStreamCodec } from "@smithy/eventstream-codec";
+import { scripted } from "./scripted.ts";
 
 /**
  * A fake Bedrock Runtime on 127.0.0.1 over plain HTTP/1.1: InvokeModel, InvokeModelWithResponseStream,
@@ -47,9 +48,8 @@ export function exceptionFrame(type: string, message: string): Uint8Array {
 }
 
 export async function startFakeBedrock() {
-  const received: BedrockReceived[] = [];
-  const queue: BedrockScript[] = [];
-  const state = { cancelled: 0 };
+  const { take, controls } = scripted<BedrockScript, BedrockReceived>();
+  const { received, state } = controls;
 
   const server = Bun.serve({
     hostname: "127.0.0.1",
@@ -62,7 +62,7 @@ export async function startFakeBedrock() {
       const action = match[2] as BedrockReceived["action"];
       const body = JSON.parse((await request.text()) || "{}");
       received.push({ modelId, action, headers: request.headers, body });
-      const script = queue.shift() ?? defaultScript(modelId, action);
+      const script = take() ?? defaultScript(modelId, action);
       switch (script.kind) {
         case "error":
           return Response.json({ message: script.message }, {
@@ -104,17 +104,7 @@ export async function startFakeBedrock() {
 
   return {
     url: `http://127.0.0.1:${server.port}`,
-    received,
-    state,
-    next(...scripts: BedrockScript[]) {
-      queue.push(...scripts);
-    },
-    last: () => received.at(-1)!,
-    reset() {
-      received.length = 0;
-      queue.length = 0;
-      state.cancelled = 0;
-    },
+    ...controls,
     stop: () => server.stop(true),
   };
 }

@@ -3,6 +3,8 @@
  * request takes the next script from the queue (or the default reply) and is recorded.
  */
 
+import { scripted } from "./scripted.ts";
+
 export type OpenAIScript =
   | { kind: "reply"; text?: string; toolCalls?: { id: string; name: string; arguments: string }[]; finish?: string; usage?: [number, number] | null }
   | { kind: "stream"; chunks?: string[]; toolCalls?: { id: string; name: string; arguments: string[] }[]; finish?: string; usage?: [number, number] | null; gapMs?: number; firstByteMs?: number; breakAfter?: number; errorAfter?: number }
@@ -17,9 +19,8 @@ export interface Received {
 }
 
 export async function startFakeOpenAI() {
-  const received: Received[] = [];
-  const queue: OpenAIScript[] = [];
-  const state = { cancelled: 0 };
+  const { take, controls } = scripted<OpenAIScript, Received>();
+  const { received, state } = controls;
   const encoder = new TextEncoder();
 
   const server = Bun.serve({
@@ -32,7 +33,7 @@ export async function startFakeOpenAI() {
       const body = raw ? JSON.parse(raw) : {};
       received.push({ path, headers: request.headers, body, raw });
       if (path !== "/v1/chat/completions") return Response.json({ error: { message: "not found" } }, { status: 404 });
-      const script = queue.shift() ?? (body.stream ? { kind: "stream" } : { kind: "reply" });
+      const script = take() ?? (body.stream ? { kind: "stream" } : { kind: "reply" });
       const model = body.model;
       switch (script.kind) {
         case "error":
@@ -90,18 +91,7 @@ export async function startFakeOpenAI() {
 
   return {
     url: `http://127.0.0.1:${server.port}/v1`,
-    received,
-    state,
-    /** Scripts for the next requests, in order. */
-    next(...scripts: OpenAIScript[]) {
-      queue.push(...scripts);
-    },
-    last: () => received.at(-1)!,
-    reset() {
-      received.length = 0;
-      queue.length = 0;
-      state.cancelled = 0;
-    },
+    ...controls,
     stop: () => server.stop(true),
   };
 }
