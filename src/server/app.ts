@@ -24,6 +24,7 @@ export interface AppOptions {
   accessLog?: (line: string) => void;
 }
 
+const ALLOWED = ["authorization", "x-api-key", "content-type", "x-request-id", "anthropic-version", "*"];
 const EXPOSED = [REQUEST_ID, "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "retry-after"];
 
 export function createApp({ config, log, accessLog }: AppOptions) {
@@ -41,7 +42,8 @@ export function createApp({ config, log, accessLog }: AppOptions) {
       debug: config.debug, log, accessLog, logUpstream: config.logLevel === "debug" || config.logLevel === "trace",
       isKnownPath: (path) => knownPath(routes, path),
     }))
-    .use(cors({ origin: config.corsOrigins === "*" ? true : config.corsOrigins, exposeHeaders: EXPOSED }))
+    // Fixed header lists: the plugin would otherwise read every request's headers to echo them back.
+    .use(cors({ origin: config.corsOrigins === "*" ? true : config.corsOrigins, allowedHeaders: ALLOWED, exposeHeaders: EXPOSED, credentials: false }))
     .use(docsRoutes())
     .use(healthRoutes(config))
     .use(modelRoutes(config, guard))
