@@ -61,7 +61,8 @@ export function createClient(serverUrl: string, apiKey: string | undefined) {
         ...(settings.stream ? { stream: true, stream_options: { include_usage: true } } : {}),
       });
       const response = await request("/v1/chat/completions", { method: "POST", body, signal });
-      if (!settings.stream) {
+      // Some OpenAI-compatible servers answer a streaming request with one JSON reply: take it as it is.
+      if (!settings.stream || !response.headers.get("content-type")?.includes("event-stream")) {
         const reply = (await response.json()) as { choices: { message: { content: string | null } }[]; usage?: { prompt_tokens: number; completion_tokens: number } };
         yield { type: "text", text: reply.choices[0]?.message.content ?? "" };
         if (reply.usage) yield { type: "usage", input: reply.usage.prompt_tokens, output: reply.usage.completion_tokens };

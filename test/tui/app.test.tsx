@@ -101,6 +101,21 @@ describe("chatting", () => {
   });
 });
 
+test("PgUp and PgDn scroll through a transcript longer than the screen", async () => {
+  gateway.openai.next({ kind: "reply", text: Array.from({ length: 40 }, (_, i) => `line ${i}`).join("\n") });
+  const ui = open();
+  await ui.say("a long answer please");
+  await ui.until((f) => f.includes("line 39"), "the end of the reply");
+  expect(ui.frame()).not.toContain("› a long answer please");
+  await ui.type("\x1b[5~");
+  await ui.type("\x1b[5~");
+  await ui.until((f) => f.includes("› a long answer please") && !f.includes("line 39"), "the top of the transcript");
+  expect(ui.frame()).toContain("scrolled up");
+  await ui.type("\x1b[6~");
+  await ui.type("\x1b[6~");
+  await ui.until((f) => f.includes("line 39"), "the bottom again");
+});
+
 describe("slash commands", () => {
   test("/model <name> switches the model for the next request", async () => {
     const ui = open();
