@@ -24,7 +24,7 @@ export function filesRoutes(config: Config, module: { files: () => Promise<Files
       objstore_bucket_configured: !!config.files.bucket,
       beta_region: config.beta.region ?? "",
       credentials_valid: await credentialsValid(),
-    }), { detail: { summary: "Files health", tags: ["health"] } })
+    }), { detail: { summary: "Files health", tags: ["health"], security: [] } })
     .post("/v1/files", async ({ request }) => (await files()).upload(request), { scope: "files:write", parse: "none", detail: { summary: "Upload a file (multipart: file, purpose)", tags: ["files"] } })
     .get("/v1/files", async ({ query }) => (await files()).list({ purpose: query.purpose || undefined, after: query.after || undefined, limit: listLimit(query.limit) }), {
       scope: "files:read",

@@ -12,7 +12,7 @@ export function healthRoutes(config: Config) {
   );
   return new Elysia({ name: "parley/health" })
     .get("/health", () => ({ status: "healthy", timestamp: new Date().toISOString(), version: VERSION, services }), {
-      detail: { summary: "Service health", tags: ["health"] },
+      detail: { summary: "Service health", tags: ["health"], security: [] },
     })
     .get(
       "/v1/chat/completions/health",
@@ -24,6 +24,6 @@ export function healthRoutes(config: Config) {
         supported_input_formats: INPUT_FORMATS,
         model_routing: "enabled",
       }),
-      { detail: { summary: "Chat completions health", tags: ["health"] } },
+      { detail: { summary: "Chat completions health", tags: ["health"], security: [] } },
     );
 }
