@@ -20,7 +20,7 @@ export function humanSize(bytes: number): string {
   return `${value.toFixed(1)} ${units[unit]}`;
 }
 
-export function contextBlock(files: Attachment[]): string {
+function contextBlock(files: Attachment[]): string {
   const sections = files.map(({ meta, text }) =>
     [
       `--- File: ${meta.filename} ---`,

@@ -1,7 +1,7 @@
 import { Transform } from "node:stream";
 import { GatewayError } from "../errors.ts";
 
-export const tooLarge = (max: number) =>
+const tooLarge = (max: number) =>
   new GatewayError(413, "invalid_request_error", `The file is larger than the limit of ${max} bytes (MAX_UPLOAD_BYTES).`);
 
 /** Counts bytes as they pass and fails the stream the moment it goes over `max`. */

@@ -3,9 +3,8 @@ import { access, constants, mkdir, open, readdir, readFile, rename, rm, stat, wr
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import type { FileMeta, FileStore, NewFile } from "./store.ts";
+import { FILE_ID, type FileMeta, type FileStore, type NewFile } from "./store.ts";
 
-const ID = /^file-[A-Za-z0-9]{24}$/;
 
 /** Files in a directory: `<id>` holds the bytes, `<id>.json` the metadata. Bytes land by rename. */
 export function createLocalStore(dir: string): FileStore {
@@ -44,11 +43,11 @@ export function createLocalStore(dir: string): FileStore {
       await writeFile(metaPath(id), JSON.stringify({ ...meta, purpose }));
     },
 
-    head: (id) => (ID.test(id) ? readMeta(id) : Promise.resolve(undefined)),
+    head: (id) => (FILE_ID.test(id) ? readMeta(id) : Promise.resolve(undefined)),
 
     async list() {
       await ready;
-      const ids = (await readdir(dir)).filter((name) => ID.test(name));
+      const ids = (await readdir(dir)).filter((name) => FILE_ID.test(name));
       const metas = await Promise.all(ids.map(readMeta));
       return metas.filter((m): m is FileMeta => !!m);
     },
@@ -70,7 +69,7 @@ export function createLocalStore(dir: string): FileStore {
     },
 
     async delete(id) {
-      if (!ID.test(id)) return false;
+      if (!FILE_ID.test(id)) return false;
       const existed = await stat(bytesPath(id)).then(() => true, () => false);
       await rm(bytesPath(id), { force: true });
       await rm(metaPath(id), { force: true });

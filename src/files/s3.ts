@@ -4,10 +4,10 @@ import {
 } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
 import type { Readable } from "node:stream";
+import { awsCredentials } from "../aws.ts";
 import type { Config } from "../config.ts";
-import type { FileMeta, FileStore, NewFile } from "./store.ts";
+import { FILE_ID, type FileMeta, type FileStore, type NewFile } from "./store.ts";
 
-const ID = /^file-[A-Za-z0-9]{24}$/;
 
 /** File bytes in S3 (or any S3-compatible server); the metadata rides in the object's own metadata. */
 export function createS3Store(config: Config): FileStore {
@@ -21,7 +21,7 @@ export function createS3Store(config: Config): FileStore {
   });
 
   async function head(id: string): Promise<FileMeta | undefined> {
-    if (!ID.test(id)) return undefined;
+    if (!FILE_ID.test(id)) return undefined;
     try {
       const out = await client.send(new HeadObjectCommand({ Bucket, Key: id }));
       const m = out.Metadata ?? {};
@@ -68,7 +68,7 @@ export function createS3Store(config: Config): FileStore {
       let ContinuationToken: string | undefined;
       do {
         const page = await client.send(new ListObjectsV2Command({ Bucket, ContinuationToken }));
-        for (const object of page.Contents ?? []) if (object.Key && ID.test(object.Key)) ids.push(object.Key);
+        for (const object of page.Contents ?? []) if (object.Key && FILE_ID.test(object.Key)) ids.push(object.Key);
         ContinuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
       } while (ContinuationToken);
       const metas = await Promise.all(ids.map(head));
@@ -91,7 +91,7 @@ export function createS3Store(config: Config): FileStore {
     },
 
     async delete(id) {
-      if (!ID.test(id)) return false;
+      if (!FILE_ID.test(id)) return false;
       const existed = await client.send(new HeadObjectCommand({ Bucket, Key: id })).then(() => true, (error) => {
         if (isNotFound(error)) return false;
         throw error;
@@ -112,16 +112,11 @@ export function createS3Store(config: Config): FileStore {
 }
 
 function clientConfig(config: Config): S3ClientConfig {
-  const { region, accessKeyId, secretAccessKey, sessionToken, profile } = config.beta;
   const endpoint = config.files.endpointUrl;
   return {
-    region: region ?? "us-east-1",
+    region: config.beta.region ?? "us-east-1",
     ...(endpoint ? { endpoint, forcePathStyle: true } : {}),
-    ...(accessKeyId && secretAccessKey
-      ? { credentials: { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) } }
-      : profile
-        ? { profile }
-        : {}),
+    ...awsCredentials(config.beta),
   };
 }
 

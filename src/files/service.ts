@@ -8,14 +8,13 @@ import type { FileCache, FileRow } from "./cache.ts";
 import { attach, type Attachment } from "./context.ts";
 import { cut, extractText, FILE_TYPES, resolveType } from "./extract.ts";
 import { byteLimit } from "./limit.ts";
-import type { FileMeta, FileStore, NewFile } from "./store.ts";
+import { FILE_ID, type FileMeta, type FileStore, type NewFile } from "./store.ts";
 
-export const PURPOSES = ["assistants", "batch", "fine-tune", "vision", "user_data", "evals"];
-const ID = /^file-[A-Za-z0-9]{24}$/;
+const PURPOSES = ["assistants", "batch", "fine-tune", "vision", "user_data", "evals"];
 const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
 /** `file-` and 24 characters from a secure random source, without modulo bias. */
-export function newFileId(): string {
+function newFileId(): string {
   let id = "file-";
   while (id.length < 29) {
     for (const byte of crypto.getRandomValues(new Uint8Array(32))) {
@@ -74,7 +73,7 @@ export function createFiles({ config, store, cache, log }: { config: Config; sto
 
   /** The cache row, or what the store knows when another gateway wrote the file. */
   async function find(id: string): Promise<FileRow | undefined> {
-    if (!ID.test(id)) return undefined;
+    if (!FILE_ID.test(id)) return undefined;
     const cached = cache.get(id);
     if (cached) return cached;
     const meta = await store.head(id);
@@ -151,9 +150,6 @@ export function createFiles({ config, store, cache, log }: { config: Config; sto
       }
       attach(request, attachments);
     },
-
-    /** Waits for the processing under way (tests and shutdown). */
-    settled: () => Promise.all([ready, ...processing.values()]).then(() => undefined),
   };
 }
 

@@ -1,5 +1,8 @@
 import type { Readable } from "node:stream";
 
+/** `file-` and 24 letters or digits: anything else never reaches a store, so it cannot name a path. */
+export const FILE_ID = /^file-[A-Za-z0-9]{24}$/;
+
 /** What travels with the bytes, so the store alone can rebuild everything else. */
 export interface FileMeta {
   id: string;

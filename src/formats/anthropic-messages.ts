@@ -11,8 +11,8 @@ import {
  * Bedrock InvokeModel for `anthropic.*` models.
  */
 
-export const BEDROCK_ANTHROPIC_VERSION = "bedrock-2023-05-31";
-export const DEFAULT_MAX_TOKENS = 4096;
+const BEDROCK_ANTHROPIC_VERSION = "bedrock-2023-05-31";
+const DEFAULT_MAX_TOKENS = 4096;
 
 // ---- client request -> IR ----
 

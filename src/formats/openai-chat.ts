@@ -117,7 +117,7 @@ function decodeToolChoice(value: unknown): ToolChoice | undefined {
 
 // ---- IR -> client reply ----
 
-export function toFinishReason(finish: Finish): string {
+function toFinishReason(finish: Finish): string {
   switch (finish.reason) {
     case "stop":
     case "stop_sequence":
@@ -141,7 +141,7 @@ const FINISH_REASONS: Record<string, FinishReason> = {
   content_filter: "content_filter",
 };
 
-export function fromFinishReason(raw: string | null | undefined): Finish {
+function fromFinishReason(raw: string | null | undefined): Finish {
   return { reason: FINISH_REASONS[raw ?? ""] ?? "other", raw: raw ?? "" };
 }
 

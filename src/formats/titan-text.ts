@@ -29,7 +29,7 @@ function decodeRequest(body: Json): ChatRequest {
 }
 
 /** `User:`/`Bot:` labels split the text into turns; text before the first label is the system text. */
-export function parseTranscript(inputText: string): { system: string[]; messages: Message[] } {
+function parseTranscript(inputText: string): { system: string[]; messages: Message[] } {
   const labels = [...inputText.matchAll(LABEL)];
   if (labels.length === 0) return { system: [], messages: [{ role: "user", content: [{ type: "text", text: inputText }] }] };
   const preamble = inputText.slice(0, labels[0]!.index).trim();

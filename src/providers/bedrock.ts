@@ -3,6 +3,7 @@ import {
   type BedrockRuntimeClientConfig,
 } from "@aws-sdk/client-bedrock-runtime";
 import { NodeHttpHandler } from "@smithy/node-http-handler";
+import { awsCredentials } from "../aws.ts";
 import type { Config } from "../config.ts";
 import { GatewayError } from "../errors.ts";
 import * as anthropic from "../formats/anthropic-messages.ts";
@@ -76,17 +77,13 @@ export function createBedrockProvider(config: Config): Provider {
 }
 
 function clientConfig(config: Config): BedrockRuntimeClientConfig {
-  const { region, endpointUrl, accessKeyId, secretAccessKey, sessionToken, profile } = config.beta;
+  const { region, endpointUrl } = config.beta;
   return {
     region,
     maxAttempts: 1,
     // The SDK's default HTTP/2 handler cannot talk to a plain HTTP/1.1 endpoint.
     ...(endpointUrl ? { endpoint: endpointUrl, requestHandler: new NodeHttpHandler() } : {}),
-    ...(accessKeyId && secretAccessKey
-      ? { credentials: { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) } }
-      : profile
-        ? { profile }
-        : {}),
+    ...awsCredentials(config.beta),
   };
 }
 

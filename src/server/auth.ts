@@ -33,7 +33,7 @@ export function createKeyring(config: Pick<Config, "apiKey" | "apiKeys">) {
 
 export type Keyring = ReturnType<typeof createKeyring>;
 
-export function presentedKey(headers: Headers): string | undefined {
+function presentedKey(headers: Headers): string | undefined {
   const bearer = /^Bearer\s+(.+)$/i.exec(headers.get("authorization") ?? "")?.[1]?.trim();
   return bearer || headers.get("x-api-key")?.trim() || undefined;
 }

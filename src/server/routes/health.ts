@@ -3,7 +3,7 @@ import type { Config } from "../../config.ts";
 import { configuredProviders } from "../../providers/registry.ts";
 import { VERSION } from "../../version.ts";
 
-export const INPUT_FORMATS = ["alpha", "beta_messages", "beta_textgen"] as const;
+const INPUT_FORMATS = ["alpha", "beta_messages", "beta_textgen"] as const;
 
 /** Open health endpoints: no key needed, so load balancers and CI can poll them. */
 export function healthRoutes(config: Config) {
