@@ -1,6 +1,6 @@
 import { GatewayError, invalidRequest, validationError } from "../errors.ts";
 import type { ChatReply, ChatRequest, Finish, FinishReason, Message, Part, SseEvent, Tool, ToolChoice } from "../ir.ts";
-import { randomId, usageTracker, type Codec, type StreamDecoder, type StreamEncoder } from "./codec.ts";
+import { finishFrom, randomId, usageTracker, type Codec, type StreamDecoder, type StreamEncoder } from "./codec.ts";
 import {
   fileIds, isObject, messageList, numberIn, objectList, optionalBoolean, optionalString, parseArguments, positiveInt, stringList,
   type Json,
@@ -142,7 +142,7 @@ const STOP_REASONS: Record<string, FinishReason> = {
 };
 
 export function fromStopReason(raw: string | null | undefined, stopSequence?: string | null): Finish {
-  return { reason: STOP_REASONS[raw ?? ""] ?? "other", raw: raw ?? "", ...(stopSequence ? { stopSequence } : {}) };
+  return { ...finishFrom(STOP_REASONS, raw), ...(stopSequence ? { stopSequence } : {}) };
 }
 
 const messageId = (id?: string) => (id?.startsWith("msg_") ? id : randomId("msg_"));

@@ -1,5 +1,5 @@
 import type { GatewayError } from "../errors.ts";
-import type { ChatReply, ChatRequest, SseEvent, StreamEvent } from "../ir.ts";
+import type { ChatReply, ChatRequest, Finish, FinishReason, SseEvent, StreamEvent } from "../ir.ts";
 import type { Json } from "./read.ts";
 
 /** Turns IR stream events into a format's server-sent events; keeps its own state in closures. */
@@ -40,3 +40,7 @@ export function usageTracker() {
     known: () => inputTokens !== undefined || outputTokens !== undefined,
   };
 }
+
+/** A wire format's finish reason -> IR, keeping the raw word; unknown words are "other". */
+export const finishFrom = (table: Record<string, FinishReason>, raw: string | null | undefined): Finish =>
+  ({ reason: table[raw ?? ""] ?? "other", raw: raw ?? "" });

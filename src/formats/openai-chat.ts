@@ -1,6 +1,6 @@
 import { validationError } from "../errors.ts";
 import type { ChatReply, ChatRequest, Finish, FinishReason, Message, Part, SseEvent, Tool, ToolChoice, Usage } from "../ir.ts";
-import { randomId, usageTracker, type Codec, type StreamDecoder, type StreamEncoder } from "./codec.ts";
+import { finishFrom, randomId, usageTracker, type Codec, type StreamDecoder, type StreamEncoder } from "./codec.ts";
 import {
   fileIds, isObject, messageList, numberIn, objectList, optionalBoolean, optionalString, parseDataUrl, positiveInt, stringList,
   type Json,
@@ -142,7 +142,7 @@ const FINISH_REASONS: Record<string, FinishReason> = {
 };
 
 function fromFinishReason(raw: string | null | undefined): Finish {
-  return { reason: FINISH_REASONS[raw ?? ""] ?? "other", raw: raw ?? "" };
+  return finishFrom(FINISH_REASONS, raw);
 }
 
 const chatId = (id?: string) => (id?.startsWith("chatcmpl") ? id : randomId("chatcmpl-"));

@@ -1,6 +1,6 @@
 import { invalidRequest } from "../errors.ts";
 import { textOf, type ChatReply, type ChatRequest, type Finish, type FinishReason, type Message } from "../ir.ts";
-import { usageTracker, type Codec, type StreamDecoder, type StreamEncoder } from "./codec.ts";
+import { finishFrom, usageTracker, type Codec, type StreamDecoder, type StreamEncoder } from "./codec.ts";
 import { fileIds, isObject, numberIn, optionalBoolean, optionalString, positiveInt, stringList, type Json } from "./read.ts";
 
 /** Amazon Titan Text: the spec's `beta_textgen` format, and the body of Bedrock InvokeModel for it. */
@@ -69,7 +69,7 @@ const COMPLETION_REASONS: Record<string, FinishReason> = {
 };
 
 function fromCompletionReason(raw: string | null | undefined): Finish {
-  return { reason: COMPLETION_REASONS[raw ?? ""] ?? "other", raw: raw ?? "" };
+  return finishFrom(COMPLETION_REASONS, raw);
 }
 
 function encodeReply(reply: ChatReply) {
