@@ -1,6 +1,9 @@
 import type { Database } from "bun:sqlite";
 
 const WINDOW_SECONDS = 60;
+/** A key asking again within this long after its last claim is busy: its next claim is bigger. */
+const BUSY_MS = 50;
+const MAX_LEASE = 64;
 
 export interface RateDecision {
   limit: number;
@@ -10,11 +13,21 @@ export interface RateDecision {
   allowed: boolean;
 }
 
+interface Lease {
+  window: number;
+  /** Requests claimed from the shared count and not used yet. */
+  left: number;
+  /** The shared count after this process's last claim. */
+  counted: number;
+  size: number;
+  claimedAt: number;
+}
+
 /**
- * Requests per minute per key, counted in SQLite so every worker process of one server shares the
- * limit exactly. Requests that arrive in the same turn of the event loop are counted together: one
- * upsert per key and turn adds them all and returns the new total, so no request costs more than
- * one statement, and under load most cost a fraction of one.
+ * Requests per minute per key, counted in SQLite so every worker process of one server shares one
+ * limit. A process claims requests from the shared count in leases: one at a time for a key used
+ * now and then, more (up to 64) for a busy key, never more than a sixteenth of what is left, so
+ * the limit is never exceeded and a busy key costs one statement per lease instead of per request.
  */
 export function createRateLimiter(db: Database, rpm: number) {
   db.run(`CREATE TABLE IF NOT EXISTS rate_limits (
@@ -24,31 +37,35 @@ export function createRateLimiter(db: Database, rpm: number) {
      ON CONFLICT (key, window) DO UPDATE SET count = count + $n RETURNING count`,
   );
   const prune = db.query<unknown, { window: number }>("DELETE FROM rate_limits WHERE window < $window");
-  const janitor = setInterval(() => prune.run({ window: currentWindow() - 1 }), WINDOW_SECONDS * 1000);
+  const leases = new Map<string, Lease>();
+  const janitor = setInterval(() => {
+    const window = currentWindow();
+    prune.run({ window: window - 1 });
+    for (const [key, lease] of leases) if (lease.window < window) leases.delete(key);
+  }, WINDOW_SECONDS * 1000);
   janitor.unref();
 
-  let waiting = new Map<string, ((decision: RateDecision) => void)[]>();
-  const flush = () => {
-    const batch = waiting;
-    waiting = new Map();
-    const window = currentWindow();
+  return function check(key: string): RateDecision {
+    const now = Date.now();
+    const window = Math.floor(now / 1000 / WINDOW_SECONDS);
     const reset = (window + 1) * WINDOW_SECONDS;
-    for (const [key, resolvers] of batch) {
-      const { count } = add.get({ key, window, n: resolvers.length })!;
-      resolvers.forEach((resolve, i) => {
-        const position = count - resolvers.length + i + 1;
-        resolve({ limit: rpm, remaining: Math.max(0, rpm - position), reset, allowed: position <= rpm });
-      });
+    let lease = leases.get(key);
+    if (!lease || lease.window !== window) {
+      lease = { window, left: 0, counted: 0, size: 1, claimedAt: 0 };
+      leases.set(key, lease);
     }
-  };
-
-  return function check(key: string): Promise<RateDecision> {
-    return new Promise((resolve) => {
-      if (waiting.size === 0) setImmediate(flush);
-      const resolvers = waiting.get(key);
-      if (resolvers) resolvers.push(resolve);
-      else waiting.set(key, [resolve]);
-    });
+    if (lease.left === 0) {
+      const busy = now - lease.claimedAt < BUSY_MS;
+      lease.size = Math.max(1, Math.min(busy ? lease.size * 2 : 1, MAX_LEASE, Math.floor((rpm - lease.counted) / 16)));
+      const { count } = add.get({ key, window, n: lease.size })!;
+      lease.counted = count;
+      lease.claimedAt = now;
+      // The claim's requests are the positions count-size+1 .. count; only those within the limit count.
+      lease.left = Math.max(0, Math.min(lease.size, rpm - (count - lease.size)));
+      if (lease.left === 0) return { limit: rpm, remaining: 0, reset, allowed: false };
+    }
+    lease.left--;
+    return { limit: rpm, remaining: Math.max(0, rpm - lease.counted + lease.left), reset, allowed: true };
   };
 }
 

@@ -1,6 +1,9 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { openDatabase } from "../../src/db.ts";
+import { createRateLimiter } from "../../src/server/rate-limit.ts";
 import { testApp, TEST_KEY } from "../lib/app.ts";
 import { startCli, userDir } from "../lib/cli.ts";
 import { startFakeOpenAI } from "../lib/fake-openai.ts";
@@ -45,6 +48,28 @@ describe("rate limits", () => {
       expect(response.status).toBe(200);
       expect(response.headers.get("x-ratelimit-limit")).toBeNull();
     }
+  });
+
+  test("a busy key is still counted exactly, one request at a time", async () => {
+    const { call } = testApp({ RATE_LIMIT_RPM: "1000" });
+    const seen: number[] = [];
+    for (let i = 0; i < 300; i++) seen.push(Number((await call("/v1/models")).headers.get("x-ratelimit-remaining")));
+    expect(seen).toEqual(Array.from({ length: 300 }, (_, i) => 999 - i));
+  });
+
+  test("processes sharing the database never let more than the limit through together", () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "parley-rate-"));
+    const [a, b] = [openDatabase(dataDir), openDatabase(dataDir)];
+    const limits = [createRateLimiter(a, 200), createRateLimiter(b, 200)];
+    let allowed = 0;
+    for (let i = 0; i < 600; i++) {
+      // Uneven traffic: the first process takes two of every three requests.
+      if (limits[i % 3 === 2 ? 1 : 0]!("key").allowed) allowed++;
+      expect(allowed).toBeLessThanOrEqual(200);
+    }
+    expect(allowed).toBe(200);
+    a.close();
+    b.close();
   });
 
   test("unauthenticated requests are not counted against anyone", async () => {
