@@ -1,4 +1,4 @@
-import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from "openai";
+import { createParser } from "eventsource-parser";
 import type { Config } from "../config.ts";
 import { GatewayError } from "../errors.ts";
 import { decodeReply, encodeRequest, streamDecoder } from "../formats/openai-chat.ts";
@@ -7,51 +7,72 @@ import { fromUpstreamStatus, unreachable } from "./upstream-errors.ts";
 
 const NAME = "OpenAI upstream";
 
-/** OpenAI, or any server that speaks its API (Ollama, vLLM, LM Studio) via ALPHA_BASE_URL. */
+/**
+ * OpenAI, or any server that speaks its API (Ollama, vLLM, LM Studio) via ALPHA_BASE_URL.
+ * Plain fetch: the call is one POST, and the SDK's per-call machinery cost more than the rest of
+ * a proxied request.
+ */
 export function createOpenAIProvider(config: Config): Provider {
-  const { baseUrl } = config.alpha;
+  const url = `${config.alpha.baseUrl}/chat/completions`;
   // Local OpenAI-compatible servers often need no key at all.
-  const apiKey = config.alpha.apiKey ?? "none";
-  const client = new OpenAI({ apiKey, baseURL: baseUrl, maxRetries: 0, timeout: 2 ** 31 - 1 });
-  const headers = { authorization: `Bearer ${apiKey}`, "content-type": "application/json", accept: "application/json, text/event-stream" };
+  const headers = { authorization: `Bearer ${config.alpha.apiKey ?? "none"}`, "content-type": "application/json", accept: "application/json, text/event-stream" };
+  const post = async (body: string, signal: AbortSignal) => {
+    const response = await fetch(url, { method: "POST", body, headers, signal }).catch(rethrow);
+    if (!response.ok) throw fromUpstreamStatus(NAME, response.status, await upstreamMessage(response), response.headers.get("retry-after"));
+    return response;
+  };
 
   return {
     async complete(request, model, signal) {
-      const body = encodeRequest({ ...request, stream: false }, model);
-      const reply = await client.chat.completions.create(body as never, { signal }).catch(rethrow);
-      return decodeReply(reply as never);
+      const response = await post(JSON.stringify(encodeRequest({ ...request, stream: false }, model)), signal);
+      return decodeReply(parseReply(await response.text().catch(rethrow)) as never);
     },
 
     async *stream(request, model, signal) {
-      const body = encodeRequest({ ...request, stream: true }, model);
-      const stream = await client.chat.completions.create(body as never, { signal }).catch(rethrow);
+      const response = await post(JSON.stringify(encodeRequest({ ...request, stream: true }, model)), signal);
       const decode = streamDecoder();
+      let events: string[] = [];
+      const parser = createParser({
+        onEvent: ({ data }) => {
+          if (data !== "[DONE]") events.push(data);
+        },
+      });
+      const text = new TextDecoder();
       try {
-        for await (const chunk of stream as unknown as AsyncIterable<never>) yield* decode(chunk);
+        for await (const bytes of response.body as AsyncIterable<Uint8Array>) {
+          parser.feed(text.decode(bytes, { stream: true }));
+          const ready = events;
+          events = [];
+          for (const data of ready) yield* decode(parseChunk(data) as never);
+        }
       } catch (error) {
         rethrow(error);
       }
     },
 
-    async passthrough(body, signal) {
-      const response = await fetch(`${baseUrl}/chat/completions`, { method: "POST", body, headers, signal }).catch(rethrow);
-      if (!response.ok) throw fromUpstreamStatus(NAME, response.status, await upstreamMessage(response), response.headers.get("retry-after"));
-      return response;
-    },
+    passthrough: post,
   };
+}
+
+function parseReply(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new GatewayError(503, "service_unavailable_error", `${NAME} sent a reply that is not JSON.`, { upstream: text.slice(0, 500) });
+  }
+}
+
+/** One SSE data line; an `error` object mid-stream ends the stream as an upstream failure. */
+function parseChunk(data: string): unknown {
+  const chunk = parseReply(data) as { error?: { message?: string } };
+  if (chunk?.error) throw new GatewayError(503, "service_unavailable_error", "The upstream stream failed.", { upstream: chunk.error.message ?? data.slice(0, 500) });
+  return chunk;
 }
 
 function rethrow(error: unknown): never {
   if (error instanceof GatewayError) throw error;
-  if (error instanceof APIUserAbortError || (error instanceof Error && error.name === "AbortError")) throw error;
-  if (error instanceof APIConnectionError) throw unreachable(NAME, error.cause instanceof Error ? error.cause.message : error.message);
-  if (error instanceof APIError) {
-    const message = (error.error as { message?: string } | undefined)?.message ?? error.message;
-    if (error.status === undefined) throw new GatewayError(503, "service_unavailable_error", "The upstream stream failed.", { upstream: message });
-    throw fromUpstreamStatus(NAME, error.status, message, error.headers?.get("retry-after"));
-  }
-  if (error instanceof TypeError) throw unreachable(NAME, error.message);
-  throw error;
+  if ((error as { name?: string } | null)?.name === "AbortError") throw error;
+  throw unreachable(NAME, error instanceof Error ? error.message : String(error));
 }
 
 async function upstreamMessage(response: Response): Promise<string> {
