@@ -3,7 +3,7 @@
  * on one port, as cheap as a server can be: replies are serialised once, stream frames encoded once.
  * Env: PORT, TTFT_MS (time to first token), CHUNKS, GAP_MS.
  */
-import { EventStreamCodec } from "@smithy/eventstream-codec";
+import { EventStreamCodec } from "@smithy/core/event-streams";
 
 const TTFT = Number(process.env.TTFT_MS ?? 20);
 const CHUNKS = Number(process.env.CHUNKS ?? 50);

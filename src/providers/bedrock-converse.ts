@@ -6,10 +6,10 @@ import type { ChatReply, ChatRequest, Part, StreamEvent } from "../ir.ts";
 
 /** The Bedrock Converse API: used for every Bedrock family without a native codec here. */
 
-export function encodeConverse(request: ChatRequest, modelId: string): Json {
+/** The request body; the model id goes in the path. */
+export function encodeConverse(request: ChatRequest): Json {
   const tools = request.toolChoice?.type === "none" ? undefined : request.tools;
   return {
-    modelId,
     messages: request.messages.map((m) => ({ role: m.role, content: m.content.map(encodePart) })),
     ...(request.system.length ? { system: request.system.map((text) => ({ text })) } : {}),
     inferenceConfig: {
@@ -35,7 +35,7 @@ function encodePart(part: Part): Json {
     case "text":
       return { text: part.text };
     case "image":
-      return { image: { format: part.mediaType.replace(/^image\//, "").replace("jpg", "jpeg"), source: { bytes: Buffer.from(part.data, "base64") } } };
+      return { image: { format: part.mediaType.replace(/^image\//, "").replace("jpg", "jpeg"), source: { bytes: part.data } } };
     case "image_url":
       throw invalidRequest("Remote image URLs cannot be sent to Bedrock: send the image inline as a base64 data URL.");
     case "tool_call":

@@ -1,10 +1,13 @@
-import { EventStreamCodec } from "@smithy/eventstream-codec";
+import { EventStreamCodec } from "@smithy/core/event-streams";
+import { SignatureV4 } from "@smithy/signature-v4";
+import { createHash, createHmac } from "node:crypto";
 import { scripted } from "./scripted.ts";
 
 /**
  * A fake Bedrock Runtime on 127.0.0.1 over plain HTTP/1.1: InvokeModel, InvokeModelWithResponseStream,
  * Converse and ConverseStream, with streams sent as real AWS event-stream frames (CRC-checked by
- * the SDK) and errors with Bedrock's own headers.
+ * the gateway) and errors with Bedrock's own headers. Like AWS, it checks each request's SigV4
+ * signature against the secret of the access key it names, and refuses a bad one with 403.
  */
 
 type Json = Record<string, any>;
@@ -47,6 +50,47 @@ export function exceptionFrame(type: string, message: string): Uint8Array {
   });
 }
 
+/** The secrets of every access key the tests sign with. */
+const SECRETS: Record<string, string> = {
+  AKIAFAKEFAKEFAKE: "fake-secret-access-key",
+  AKIADEFAULTCHAIN: "s1",
+  AKIANAMEDPROFILE: "s2",
+  AKIASTATICKEYS: "s3",
+};
+
+class Sha256 {
+  private hash;
+  constructor(secret?: unknown) {
+    this.hash = secret ? createHmac("sha256", secret as Uint8Array) : createHash("sha256");
+  }
+  update(data: unknown) {
+    this.hash.update(data as Uint8Array);
+  }
+  async digest() {
+    return new Uint8Array(this.hash.digest());
+  }
+}
+
+/** Undefined when the request is signed right, else AWS's error type for what is wrong. */
+async function signatureProblem(request: Request, body: string): Promise<string | undefined> {
+  const auth = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/\d{8}\/([^/]+)\/([^/]+)\/aws4_request, SignedHeaders=([^,]+), Signature=[0-9a-f]{64}$/.exec(request.headers.get("authorization") ?? "");
+  const date = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(request.headers.get("x-amz-date") ?? "");
+  if (!auth || !date) return "MissingAuthenticationTokenException";
+  const [, keyId, region, service, signedHeaders] = auth;
+  const secretAccessKey = SECRETS[keyId!];
+  if (!secretAccessKey) return "UnrecognizedClientException";
+  const claimed = request.headers.get("x-amz-content-sha256");
+  if (claimed && claimed !== createHash("sha256").update(body).digest("hex")) return "InvalidSignatureException";
+  const url = new URL(request.url);
+  const headers = Object.fromEntries(signedHeaders!.split(";").map((name) => [name, request.headers.get(name) ?? ""]));
+  const signer = new SignatureV4({ credentials: { accessKeyId: keyId!, secretAccessKey }, region: region!, service: service!, sha256: Sha256, uriEscapePath: true, applyChecksum: false });
+  const expected = await signer.sign(
+    { method: request.method, protocol: url.protocol, hostname: url.hostname, port: Number(url.port), path: url.pathname, query: {}, headers, body },
+    { signingDate: new Date(`${date[1]}-${date[2]}-${date[3]}T${date[4]}:${date[5]}:${date[6]}Z`) },
+  );
+  return expected.headers.authorization === request.headers.get("authorization") ? undefined : "InvalidSignatureException";
+}
+
 export async function startFakeBedrock() {
   const { take, controls } = scripted<BedrockScript, BedrockReceived>();
   const { received, state } = controls;
@@ -60,7 +104,10 @@ export async function startFakeBedrock() {
       if (!match) return Response.json({ message: "unknown operation" }, { status: 404 });
       const modelId = decodeURIComponent(match[1]!);
       const action = match[2] as BedrockReceived["action"];
-      const body = JSON.parse((await request.text()) || "{}");
+      const text = await request.text();
+      const problem = await signatureProblem(request, text);
+      if (problem) return Response.json({ message: `Signature check failed: ${problem}` }, { status: 403, headers: { "x-amzn-errortype": `${problem}:http://internal.amazon.com/coral/com.amazon.coral.service/` } });
+      const body = JSON.parse(text || "{}");
       received.push({ modelId, action, headers: request.headers, body });
       const script = take() ?? defaultScript(modelId, action);
       switch (script.kind) {

@@ -1,0 +1,133 @@
+import { BedrockRuntimeClient } from "@aws-sdk/client-bedrock-runtime";
+import { EventStreamCodec, getChunkedStream } from "@smithy/core/event-streams";
+import { SignatureV4 } from "@smithy/signature-v4";
+import { awsCredentials } from "../aws.ts";
+import type { Config } from "../config.ts";
+import { GatewayError } from "../errors.ts";
+import { fromUpstreamStatus, unreachable } from "./upstream-errors.ts";
+
+const NAME = "AWS Bedrock";
+
+export type Action = "invoke" | "invoke-with-response-stream" | "converse" | "converse-stream";
+
+/** One event of a Bedrock response stream: its `:event-type` and its JSON payload. */
+export interface BedrockEvent {
+  type: string;
+  body: Record<string, unknown>;
+}
+
+/**
+ * Bedrock Runtime calls as signed fetches. The SDK client still resolves everything an AWS user
+ * configures (credential chain, profiles, SSO, FIPS and dual-stack endpoints) and its own SigV4
+ * signer signs; the per-call middleware stack, which cost more than the rest of a converted
+ * request, is left out.
+ */
+export function createBedrockTransport(beta: Config["beta"]) {
+  const client = new BedrockRuntimeClient({ region: beta.region, ...awsCredentials(beta) });
+  const signer = new SignatureV4({ credentials: client.config.credentials, region: beta.region!, service: "bedrock", sha256: client.config.sha256, uriEscapePath: true, applyChecksum: false });
+  let endpoint: Promise<URL> | undefined;
+
+  return async function post(modelId: string, action: Action, body: string, signal: AbortSignal): Promise<Response> {
+    const base = await (endpoint ??= resolveEndpoint(client, beta.endpointUrl));
+    const path = `${base.pathname.replace(/\/$/, "")}/model/${encodeURIComponent(modelId)}/${action}`;
+    const accept = action.endsWith("stream") ? "application/vnd.amazon.eventstream" : "application/json";
+    const request = {
+      method: "POST", protocol: base.protocol, hostname: base.hostname, port: base.port ? Number(base.port) : undefined, path, query: {}, body,
+      headers: { host: base.host, "content-type": "application/json", accept },
+    };
+    const { headers } = await signer.sign(request).catch(credentialsMissing);
+    delete headers.host; // fetch sends the same Host itself
+    const response = await fetch(`${base.origin}${path}`, { method: "POST", headers, body, signal }).catch(rethrow);
+    if (!response.ok) throw await httpError(response);
+    return response;
+  };
+}
+
+export type BedrockTransport = ReturnType<typeof createBedrockTransport>;
+
+async function resolveEndpoint(client: BedrockRuntimeClient, endpointUrl: string | undefined): Promise<URL> {
+  if (endpointUrl) return new URL(endpointUrl);
+  const [Region, UseFIPS, UseDualStack] = await Promise.all([client.config.region(), client.config.useFipsEndpoint(), client.config.useDualstackEndpoint()]);
+  return new URL(client.config.endpointProvider({ Region, UseFIPS, UseDualStack }).url);
+}
+
+const codec = new EventStreamCodec((bytes) => new TextDecoder().decode(bytes), (text) => new TextEncoder().encode(text));
+const utf8 = new TextDecoder();
+
+/** The frames of a Bedrock event stream, decoded and checksummed; an exception frame throws. */
+export async function* events(response: Response): AsyncGenerator<BedrockEvent> {
+  try {
+    for await (const frame of getChunkedStream(response.body as unknown as AsyncIterable<Uint8Array>)) {
+      const { headers, body } = codec.decode(frame);
+      const kind = headers[":message-type"]?.value;
+      const payload = parseJson(utf8.decode(body)) as Record<string, unknown>;
+      if (kind === "event") yield { type: String(headers[":event-type"]?.value), body: payload };
+      else if (kind === "exception") throw awsError(String(headers[":exception-type"]?.value), undefined, String(payload.message ?? "The model stream failed."));
+      else throw awsError(String(headers[":error-code"]?.value), undefined, String(headers[":error-message"]?.value ?? "The model stream failed."));
+    }
+  } catch (error) {
+    rethrow(error);
+  }
+}
+
+/** A whole JSON reply's body. */
+export async function replyJson(response: Response): Promise<unknown> {
+  return parseJson(await response.text().catch(rethrow));
+}
+
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new GatewayError(503, "service_unavailable_error", `${NAME} sent a reply that is not JSON.`, { upstream: text.slice(0, 500) });
+  }
+}
+
+const STATUS_BY_NAME: Record<string, number> = {
+  ThrottlingException: 429,
+  ServiceQuotaExceededException: 429,
+  ModelTimeoutException: 504,
+  ValidationException: 400,
+  ResourceNotFoundException: 404,
+  AccessDeniedException: 403,
+  UnrecognizedClientException: 403,
+  ExpiredTokenException: 403,
+  InvalidSignatureException: 403,
+  ModelStreamErrorException: 503,
+  InternalServerException: 503,
+  ServiceUnavailableException: 503,
+  ModelNotReadyException: 503,
+  ModelErrorException: 503,
+};
+
+/** AWS names errors in `x-amzn-ErrorType` (HTTP) or `:exception-type` (stream, camelCase). */
+function awsError(name: string, status: number | undefined, message: string, retryAfter?: string | null): GatewayError {
+  const known = STATUS_BY_NAME[name.charAt(0).toUpperCase() + name.slice(1)];
+  return fromUpstreamStatus(NAME, known ?? status ?? 503, message, retryAfter);
+}
+
+async function httpError(response: Response): Promise<GatewayError> {
+  const text = await response.text().catch(() => "");
+  let body: { message?: string; Message?: string; __type?: string } = {};
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // not JSON: the text itself is the message
+  }
+  // "ValidationException:http://internal..." or "com.amazon.bedrock#ValidationException"
+  const name = (response.headers.get("x-amzn-errortype") ?? body.__type ?? "").split(":")[0]!.split("#").at(-1)!;
+  return awsError(name, response.status, body.message ?? body.Message ?? text.slice(0, 500), response.headers.get("retry-after"));
+}
+
+function credentialsMissing(error: unknown): never {
+  const e = error as { name?: string; message?: string };
+  if (e?.name === "CredentialsProviderError") {
+    throw new GatewayError(503, "service_unavailable_error", "AWS Bedrock is not configured: set BETA_ACCESS_KEY_ID and BETA_SECRET_ACCESS_KEY, or BETA_PROFILE.", { upstream: e.message });
+  }
+  throw unreachable(NAME, e?.message ?? String(error));
+}
+
+function rethrow(error: unknown): never {
+  if (error instanceof GatewayError || (error as { name?: string } | null)?.name === "AbortError") throw error;
+  throw unreachable(NAME, error instanceof Error ? error.message : String(error));
+}
