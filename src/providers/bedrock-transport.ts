@@ -1,9 +1,9 @@
 import { BedrockRuntimeClient } from "@aws-sdk/client-bedrock-runtime";
 import { EventStreamCodec, getChunkedStream } from "@smithy/core/event-streams";
-import { SignatureV4 } from "@smithy/signature-v4";
 import { awsCredentials } from "../aws.ts";
 import type { Config } from "../config.ts";
 import { GatewayError } from "../errors.ts";
+import { createSigner } from "./sigv4.ts";
 import { fromUpstreamStatus, unreachable } from "./upstream-errors.ts";
 
 const NAME = "AWS Bedrock";
@@ -18,26 +18,21 @@ export interface BedrockEvent {
 
 /**
  * Bedrock Runtime calls as signed fetches. The SDK client still resolves everything an AWS user
- * configures (credential chain, profiles, SSO, FIPS and dual-stack endpoints) and its own SigV4
- * signer signs; the per-call middleware stack, which cost more than the rest of a converted
- * request, is left out.
+ * configures (credential chain, profiles, SSO, FIPS and dual-stack endpoints); its per-call
+ * middleware stack, which cost more than the rest of a converted request, is left out.
  */
 export function createBedrockTransport(beta: Config["beta"]) {
   const client = new BedrockRuntimeClient({ region: beta.region, ...awsCredentials(beta) });
-  const signer = new SignatureV4({ credentials: client.config.credentials, region: beta.region!, service: "bedrock", sha256: client.config.sha256, uriEscapePath: true, applyChecksum: false });
+  const sign = createSigner(beta.region!, "bedrock");
   let endpoint: Promise<URL> | undefined;
 
   return async function post(modelId: string, action: Action, body: string, signal: AbortSignal): Promise<Response> {
     const base = await (endpoint ??= resolveEndpoint(client, beta.endpointUrl));
-    const path = `${base.pathname.replace(/\/$/, "")}/model/${encodeURIComponent(modelId)}/${action}`;
+    const url = new URL(`${base.pathname.replace(/\/$/, "")}/model/${encodeURIComponent(modelId)}/${action}`, base);
     const accept = action.endsWith("stream") ? "application/vnd.amazon.eventstream" : "application/json";
-    const request = {
-      method: "POST", protocol: base.protocol, hostname: base.hostname, port: base.port ? Number(base.port) : undefined, path, query: {}, body,
-      headers: { host: base.host, "content-type": "application/json", accept },
-    };
-    const { headers } = await signer.sign(request).catch(credentialsMissing);
-    delete headers.host; // fetch sends the same Host itself
-    const response = await fetch(`${base.origin}${path}`, { method: "POST", headers, body, signal }).catch(rethrow);
+    const credentials = await client.config.credentials().catch(credentialsMissing);
+    const headers = sign(url, { "content-type": "application/json", accept }, body, credentials);
+    const response = await fetch(url, { method: "POST", headers, body, signal }).catch(rethrow);
     if (!response.ok) throw await httpError(response);
     return response;
   };

@@ -35,3 +35,21 @@ test("without static keys or a profile, the AWS default chain is used", async ()
 test("static keys win over profiles", async () => {
   expect(await signedWith({ BETA_PROFILE: "parley-dev", BETA_ACCESS_KEY_ID: "AKIASTATICKEYS", BETA_SECRET_ACCESS_KEY: "s3" })).toBe("AKIASTATICKEYS");
 });
+
+test("a session token is sent and signed with the request", async () => {
+  const gateway = await startGateway({ BETA_ACCESS_KEY_ID: "AKIASTATICKEYS", BETA_SECRET_ACCESS_KEY: "s3", BETA_SESSION_TOKEN: "session-token-123" });
+  started.push(gateway);
+  const response = await gateway.json("/v1/chat/completions", { model: "anthropic.claude-3-5-haiku-20241022-v1:0", messages: [{ role: "user", content: "hi" }] });
+  expect(response.status).toBe(200);
+  const headers = gateway.bedrock.last().headers;
+  expect(headers.get("x-amz-security-token")).toBe("session-token-123");
+  expect(headers.get("authorization")).toMatch(/SignedHeaders=[^,]*x-amz-security-token/);
+});
+
+test("a wrong secret is refused by the signature check and reported as 502", async () => {
+  const gateway = await startGateway({ BETA_ACCESS_KEY_ID: "AKIASTATICKEYS", BETA_SECRET_ACCESS_KEY: "not-the-secret" });
+  started.push(gateway);
+  const response = await gateway.json("/v1/chat/completions", { model: "anthropic.claude-3-5-haiku-20241022-v1:0", messages: [{ role: "user", content: "hi" }] });
+  expect(response.status).toBe(502);
+  expect((await response.json()).error.message).toContain("rejected parley's credentials");
+});
