@@ -1,9 +1,9 @@
-import { cors } from "@elysiajs/cors";
 import { Elysia } from "elysia";
 import type { Config } from "../config.ts";
 import type { Logger } from "../log.ts";
 import { openDatabase } from "../db.ts";
 import { createKeyring, type Guard } from "./auth.ts";
+import { cors } from "./cors.ts";
 import { createRateLimiter } from "./rate-limit.ts";
 import { edge, REQUEST_ID } from "./edge.ts";
 import { createChat } from "../chat.ts";
@@ -24,7 +24,6 @@ export interface AppOptions {
   accessLog?: (line: string) => void;
 }
 
-const ALLOWED = ["authorization", "x-api-key", "content-type", "x-request-id", "anthropic-version", "*"];
 const EXPOSED = [REQUEST_ID, "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "retry-after"];
 
 export function createApp({ config, log, accessLog }: AppOptions) {
@@ -42,8 +41,7 @@ export function createApp({ config, log, accessLog }: AppOptions) {
       debug: config.debug, log, accessLog, logUpstream: config.logLevel === "debug" || config.logLevel === "trace",
       isKnownPath: (path) => knownPath(routes, path),
     }))
-    // Fixed header lists: the plugin would otherwise read every request's headers to echo them back.
-    .use(cors({ origin: config.corsOrigins === "*" ? true : config.corsOrigins, allowedHeaders: ALLOWED, exposeHeaders: EXPOSED, credentials: false }))
+    .use(cors(config.corsOrigins, EXPOSED))
     .use(docsRoutes())
     .use(healthRoutes(config))
     .use(modelRoutes(config, guard))

@@ -137,4 +137,25 @@ describe("CORS", () => {
     expect((await prod.call("/health", { headers: { origin: "https://ok.example" } })).headers.get("access-control-allow-origin")).toBe("https://ok.example");
     expect((await prod.call("/health", { headers: { origin: "https://evil.example" } })).headers.get("access-control-allow-origin")).toBeNull();
   });
+
+  test("a browser's preflight is answered with what it asked for", async () => {
+    const response = await call("/v1/chat/completions", {
+      method: "OPTIONS",
+      key: null,
+      headers: { origin: "https://app.example", "access-control-request-method": "POST", "access-control-request-headers": "authorization, content-type, x-stainless-os" },
+    });
+    expect(response.status).toBe(204);
+    expect(response.headers.get("access-control-allow-origin")).toBe("https://app.example");
+    expect(response.headers.get("access-control-allow-methods")).toContain("POST");
+    expect(response.headers.get("access-control-allow-headers")).toBe("authorization, content-type, x-stainless-os");
+    expect(response.headers.get("x-request-id")).toBeTruthy();
+  });
+
+  test("browsers may read the request id and rate-limit headers; clients without an Origin get no CORS headers", async () => {
+    const browser = await call("/v1/models", { headers: { origin: "https://app.example" } });
+    expect(browser.headers.get("access-control-expose-headers")).toContain("x-ratelimit-remaining");
+    expect(browser.headers.get("access-control-expose-headers")).toContain("x-request-id");
+    const script = await call("/v1/models");
+    expect([...script.headers.keys()].filter((name) => name.startsWith("access-control-"))).toEqual([]);
+  });
 });
