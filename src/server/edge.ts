@@ -15,14 +15,18 @@ export interface EdgeOptions {
   logUpstream: boolean;
 }
 
-const started = new WeakMap<Request, number>();
-const notes = new WeakMap<Request, Record<string, string | number>>();
+/**
+ * A request's log state rides on its `set` (Elysia's per-request response settings): WeakMaps keyed
+ * by Request cost measurably more per request.
+ */
+const LOG = Symbol("parley.log");
+type LogState = { start: number; model?: string; provider?: string; upstream_ms?: number };
+type Noted = { [LOG]?: LogState };
 
 /** Adds fields (model, provider, upstream timing) to a request's log line. Never secrets or content. */
-export function note(request: Request, fields: Record<string, string | number | undefined>): void {
-  const current = notes.get(request) ?? {};
-  for (const [key, value] of Object.entries(fields)) if (value !== undefined) current[key] = value;
-  notes.set(request, current);
+export function note(set: object, fields: Omit<LogState, "start">): void {
+  const state = (set as Noted)[LOG];
+  if (state) Object.assign(state, fields);
 }
 
 /**
@@ -33,10 +37,11 @@ export function note(request: Request, fields: Record<string, string | number | 
 export function edge(options: EdgeOptions) {
   const { debug, log, accessLog } = options;
   const finish = (request: Request, set: { headers: unknown }, status: number) => {
-    if (!accessLog) return;
-    const ms = (performance.now() - (started.get(request) ?? performance.now())).toFixed(1);
+    const state = (set as Noted)[LOG];
+    if (!accessLog || !state) return;
+    const ms = (performance.now() - state.start).toFixed(1);
     const path = request.url.slice(request.url.indexOf("/", 8)).split("?")[0];
-    const { model, provider, upstream_ms } = notes.get(request) ?? {};
+    const { model, provider, upstream_ms } = state;
     const fields = [model && `model=${model}`, provider && `provider=${provider}`, options.logUpstream && upstream_ms !== undefined && `upstream_ms=${upstream_ms}`];
     accessLog([`${request.method} ${path} ${status} ${ms}ms`, ...fields.filter(Boolean), `id=${(set.headers as Record<string, string>)[REQUEST_ID]}`].join(" "));
   };
@@ -44,7 +49,7 @@ export function edge(options: EdgeOptions) {
   return new Elysia({ name: "parley/edge" })
     .onRequest(({ set, request }) => {
       set.headers[REQUEST_ID] = request.headers.get(REQUEST_ID)?.slice(0, 128) || crypto.randomUUID();
-      if (accessLog) started.set(request, performance.now());
+      if (accessLog) (set as Noted)[LOG] = { start: performance.now() };
     })
     .onAfterHandle({ as: "global" }, ({ request, set, responseValue }) => {
       finish(request, set, responseValue instanceof Response ? responseValue.status : typeof set.status === "number" ? set.status : 200);

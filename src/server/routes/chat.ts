@@ -17,7 +17,7 @@ export function chatRoutes(chat: Chat, guard: Guard) {
       async ({ request, query, set }) => {
         const raw = await request.text();
         const outcome = await chat({
-          body: parseJson(raw), raw, targetFormat: query.target_format, signal: request.signal, observe: (info) => note(request, info),
+          body: parseJson(raw), raw, targetFormat: query.target_format, signal: request.signal, observe: (info) => note(set, info),
         });
         switch (outcome.kind) {
           case "json":
