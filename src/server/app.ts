@@ -2,6 +2,7 @@ import { Elysia } from "elysia";
 import type { Config } from "../config.ts";
 import type { Logger } from "../log.ts";
 import { openDatabase } from "../db.ts";
+import type { AccessEntry } from "./access-log.ts";
 import { createKeyring, type Guard } from "./auth.ts";
 import { cors } from "./cors.ts";
 import { createRateLimiter } from "./rate-limit.ts";
@@ -20,8 +21,8 @@ import { modelRoutes } from "./routes/models.ts";
 export interface AppOptions {
   config: Config;
   log: Logger;
-  /** Where request lines go; none below LOG_LEVEL=info. */
-  accessLog?: (line: string) => void;
+  /** Where request log entries go; none below LOG_LEVEL=info. */
+  accessLog?: (entry: AccessEntry) => void;
 }
 
 const EXPOSED = [REQUEST_ID, "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "retry-after"];
@@ -38,7 +39,7 @@ export function createApp({ config, log, accessLog }: AppOptions) {
   const routes: { method: string; path: string }[] = [];
   const app = new Elysia({ name: "parley" })
     .use(edge({
-      debug: config.debug, log, accessLog, logUpstream: config.logLevel === "debug" || config.logLevel === "trace",
+      debug: config.debug, log, accessLog,
       isKnownPath: (path) => knownPath(routes, path),
     }))
     .use(cors(config.corsOrigins, EXPOSED))

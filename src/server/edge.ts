@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import { envelope, GatewayError, invalidRequest, notFound } from "../errors.ts";
 import type { Logger } from "../log.ts";
+import type { AccessEntry } from "./access-log.ts";
 
 export const REQUEST_ID = "x-request-id";
 
@@ -9,10 +10,8 @@ export interface EdgeOptions {
   log: Logger;
   /** Tells a wrong method (405) from an unknown route (404). */
   isKnownPath: (path: string) => boolean;
-  /** Where request lines go; none below LOG_LEVEL=info. */
-  accessLog?: (line: string) => void;
-  /** Adds the upstream's time to first byte to request lines (LOG_LEVEL=debug). */
-  logUpstream: boolean;
+  /** Where request log entries go; none below LOG_LEVEL=info. */
+  accessLog?: (entry: AccessEntry) => void;
 }
 
 /**
@@ -20,11 +19,11 @@ export interface EdgeOptions {
  * by Request cost measurably more per request.
  */
 const LOG = Symbol("parley.log");
-type LogState = { start: number; model?: string; provider?: string; upstream_ms?: number };
+type LogState = { at: number; start: number; model?: string; provider?: string; upstream_ms?: number };
 type Noted = { [LOG]?: LogState };
 
 /** Adds fields (model, provider, upstream timing) to a request's log line. Never secrets or content. */
-export function note(set: object, fields: Omit<LogState, "start">): void {
+export function note(set: object, fields: Omit<LogState, "at" | "start">): void {
   const state = (set as Noted)[LOG];
   if (state) Object.assign(state, fields);
 }
@@ -39,17 +38,14 @@ export function edge(options: EdgeOptions) {
   const finish = (request: Request, set: { headers: unknown }, status: number) => {
     const state = (set as Noted)[LOG];
     if (!accessLog || !state) return;
-    const ms = (performance.now() - state.start).toFixed(1);
-    const path = request.url.slice(request.url.indexOf("/", 8)).split("?")[0];
-    const { model, provider, upstream_ms } = state;
-    const fields = [model && `model=${model}`, provider && `provider=${provider}`, options.logUpstream && upstream_ms !== undefined && `upstream_ms=${upstream_ms}`];
-    accessLog([`${request.method} ${path} ${status} ${ms}ms`, ...fields.filter(Boolean), `id=${(set.headers as Record<string, string>)[REQUEST_ID]}`].join(" "));
+    const { at, start, model, provider, upstream_ms } = state;
+    accessLog({ at, request, status, ms: performance.now() - start, id: (set.headers as Record<string, string>)[REQUEST_ID]!, model, provider, upstream_ms });
   };
 
   return new Elysia({ name: "parley/edge" })
     .onRequest(({ set, request }) => {
       set.headers[REQUEST_ID] = request.headers.get(REQUEST_ID)?.slice(0, 128) || crypto.randomUUID();
-      if (accessLog) (set as Noted)[LOG] = { start: performance.now() };
+      if (accessLog) (set as Noted)[LOG] = { at: Date.now(), start: performance.now() };
     })
     .onAfterHandle({ as: "global" }, ({ request, set, responseValue }) => {
       finish(request, set, responseValue instanceof Response ? responseValue.status : typeof set.status === "number" ? set.status : 200);

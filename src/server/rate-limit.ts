@@ -2,7 +2,7 @@ import type { Database } from "bun:sqlite";
 
 const WINDOW_SECONDS = 60;
 /** A key asking again within this long after its last claim is busy: its next claim is bigger. */
-const BUSY_MS = 50;
+const BUSY_MS = 1000;
 const MAX_LEASE = 64;
 
 export interface RateDecision {

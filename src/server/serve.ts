@@ -9,7 +9,7 @@ import { createApp } from "./app.ts";
  */
 export function runServer(config: Config, log: Logger, tag?: string) {
   const logsRequests = ["info", "debug", "trace"].includes(config.logLevel);
-  const app = createApp({ config, log, ...(logsRequests ? { accessLog: createAccessLog(tag) } : {}) }).listen({
+  const app = createApp({ config, log, ...(logsRequests ? { accessLog: createAccessLog({ tag, upstream: ["debug", "trace"].includes(config.logLevel) }) } : {}) }).listen({
     hostname: config.host,
     port: config.port,
     reusePort: true,
