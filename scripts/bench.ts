@@ -17,8 +17,17 @@ const CLAUDE = "anthropic.claude-3-5-haiku-20241022-v1:0";
 const dir = mkdtempSync(join(tmpdir(), "parley-bench-"));
 const children: Subprocess[] = [];
 
+/**
+ * With taskset and two or more cores, the upstream runs on the last core and every gateway (the hop,
+ * parley, the peer) on core 0: which core a process lands on moved single results by 30-100 µs,
+ * far more than the differences measured; pinned, two copies of one server agree within a few µs.
+ */
+const cores = navigator.hardwareConcurrency;
+const taskset = process.env.BENCH_PIN && process.platform === "linux" && cores >= 2 ? Bun.which("taskset") : null;
+const pinned = (cmd: string[], role: "upstream" | "gateway") => (taskset ? [taskset, "-c", role === "upstream" ? String(cores - 1) : "0", ...cmd] : cmd);
+
 type Json = Record<string, unknown>;
-const results: Json = { date: new Date().toISOString(), machine: { cpus: navigator.hardwareConcurrency, bun: Bun.version }, quick };
+const results: Json = { date: new Date().toISOString(), machine: { cpus: cores, bun: Bun.version }, quick, pinned: !!taskset };
 const rows: [string, string, string, string][] = [];
 const row = (metric: string, value: string, vs = "", verdict = "") => rows.push([metric, value, vs, verdict]);
 
@@ -54,7 +63,7 @@ async function waitHealthy(url: string, path = "/health") {
 
 async function startParley(command: string[], upstream: string) {
   const port = freePort();
-  const proc = Bun.spawn([...command, "serve", "--port", String(port)], {
+  const proc = Bun.spawn(pinned([...command, "serve", "--port", String(port)], "gateway"), {
     cwd: dir,
     env: {
       ...process.env, HOME: dir, PARLEY_DATA_DIR: join(dir, `data-${port}`), PARLEY_CONFIG_DIR: join(dir, "config"),
@@ -100,19 +109,24 @@ const median = (xs: number[]) => {
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
 
-/** Interleaved rounds at concurrency 1; each target's median of its round medians. */
+/**
+ * Interleaved rounds at concurrency 1: within a round, requests go to each target in turn, so all
+ * targets see the same moment's noise; each target's median of its round medians.
+ */
 async function latency(targets: Target[], rounds: number, perRound: number): Promise<Record<string, number>> {
-  for (const t of targets) for (let i = 0; i < 50; i++) await once(t);
-  const medians: Record<string, number[]> = Object.fromEntries(targets.map((t) => [t.name, []]));
+  for (let i = 0; i < 100; i++) for (const t of targets) await once(t);
+  const medians: number[][] = targets.map(() => []);
   for (let r = 0; r < rounds; r++) {
-    const order = [...targets.slice(r % targets.length), ...targets.slice(0, r % targets.length)];
-    for (const t of order) {
-      const times: number[] = [];
-      for (let i = 0; i < perRound; i++) times.push(await once(t));
-      medians[t.name]!.push(median(times));
+    const times: number[][] = targets.map(() => []);
+    for (let i = 0; i < perRound; i++) {
+      for (let j = 0; j < targets.length; j++) {
+        const k = (i + j) % targets.length;
+        times[k]!.push(await once(targets[k]!));
+      }
     }
+    times.forEach((xs, k) => medians[k]!.push(median(xs)));
   }
-  return Object.fromEntries(Object.entries(medians).map(([name, m]) => [name, median(m)]));
+  return Object.fromEntries(targets.map((t, k) => [t.name, median(medians[k]!)]));
 }
 
 const wrk = Bun.which("wrk");
@@ -161,8 +175,8 @@ async function streamOnce(t: Target, contentMarker: string): Promise<{ ttft: num
 // ---- the run ----
 
 try {
-  const upstream = await start("upstream", ["bun", "scripts/bench/upstream.ts"], { TTFT_MS: "20", CHUNKS: "50", GAP_MS: "2" });
-  const hop = await start("hop", ["bun", "scripts/bench/hop.ts"], { UPSTREAM: upstream.url });
+  const upstream = await start("upstream", pinned(["bun", "scripts/bench/upstream.ts"], "upstream"), { TTFT_MS: "20", CHUNKS: "50", GAP_MS: "2" });
+  const hop = await start("hop", pinned(["bun", "scripts/bench/hop.ts"], "gateway"), { UPSTREAM: upstream.url });
   const source = await startParley(["bun", "--no-env-file", join(root, "src/cli.ts")], upstream.url);
   const binaryPath = join(root, "dist/parley");
   const binary = existsSync(binaryPath) ? await startParley([binaryPath], upstream.url) : undefined;
@@ -183,24 +197,31 @@ try {
     ...(peer ? { peer: t("portkey on bun", `${peer}/v1/chat/completions`, chatBody, { ...auth, "x-portkey-provider": "openai", "x-portkey-custom-host": `${upstream.url}/v1` }) } : {}),
   };
 
-  // Added latency at concurrency 1.
-  const lat = await latency(Object.values(targets), quick ? 3 : 7, quick ? 100 : 300);
-  const added = (name: string, base = "direct") => lat[name]! - lat[base]!;
-  const hopAdded = added("hop");
-  results.latency_ms = lat;
-  const addedRow = (label: string, name: string, base: string, limit?: number) => {
-    const a = added(name, base);
-    const ratio = a / hopAdded;
-    results[`added_${name.replaceAll(" ", "_")}_ms`] = a;
-    row(`added latency, ${label}`, `${(a * 1000).toFixed(0)} µs`, `hop ${(hopAdded * 1000).toFixed(0)} µs = ${ratio.toFixed(2)}x`, limit ? (ratio <= limit ? `ok (≤ ${limit}x)` : `MISS (≤ ${limit}x)`) : "");
-  };
-  row("direct call, median", `${(lat.direct! * 1000).toFixed(0)} µs`);
-  addedRow("reference hop", "hop", "direct");
-  addedRow("passthrough", "parley passthrough", "direct", 1.3);
-  addedRow("alpha -> Bedrock-Anthropic", "parley alpha -> bedrock", "direct bedrock", 1.6);
-  addedRow("alpha -> beta_messages reply", "parley alpha -> beta_messages", "direct", 1.6);
-  if (binary) addedRow("binary passthrough", "parley binary passthrough", "direct", 1.3);
-  if (peer) addedRow("portkey on bun", "portkey on bun", "direct");
+  // Added latency at concurrency 1. Each scenario is its own interleaved set of direct, hop and the
+  // target, so every gateway process gets the same share of requests: a process called more often
+  // stays warmer and answers faster, which would flatter whichever got more.
+  const scenarios: [label: string, target: Target, direct: Target, limit?: number][] = [
+    ["passthrough", targets.passthrough, targets.direct, 1.3],
+    ["alpha -> Bedrock-Anthropic", targets.toBedrock, targets.directBedrock, 1.6],
+    ["alpha -> beta_messages reply", targets.toAnthropic, targets.direct, 1.6],
+    ...(binary ? [["binary passthrough", targets.binary!, targets.direct, 1.3] as [string, Target, Target, number]] : []),
+    ...(peer ? [["portkey on bun", targets.peer!, targets.direct] as [string, Target, Target]] : []),
+  ];
+  const latencies: Json = {};
+  for (const [label, target, direct, limit] of scenarios) {
+    const set = [...new Set([targets.direct, direct, targets.hop, target])];
+    const lat = await latency(set, quick ? 3 : 7, quick ? 100 : 300);
+    const hopAdded = lat.hop! - lat.direct!;
+    const added = lat[target.name]! - lat[direct.name]!;
+    const ratio = added / hopAdded;
+    latencies[label] = { median_ms: lat, added_ms: added, hop_added_ms: hopAdded, ratio };
+    if (label === "passthrough") {
+      row("direct call, median", `${(lat.direct! * 1000).toFixed(0)} µs`);
+      row("added latency, reference hop", `${(hopAdded * 1000).toFixed(0)} µs`);
+    }
+    row(`added latency, ${label}`, `${(added * 1000).toFixed(0)} µs`, `hop ${(hopAdded * 1000).toFixed(0)} µs = ${ratio.toFixed(2)}x`, limit ? (ratio <= limit ? `ok (≤ ${limit}x)` : `MISS (≤ ${limit}x)`) : "");
+  }
+  results.latency = latencies;
 
   // Throughput.
   let peak = idle;
@@ -288,7 +309,7 @@ try {
 }
 
 const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i]!.length)));
-console.log(`\nparley bench · ${new Date().toISOString()} · ${navigator.hardwareConcurrency} cores · bun ${Bun.version}${quick ? " · quick" : ""}`);
+console.log(`\nparley bench · ${new Date().toISOString()} · ${cores} cores · bun ${Bun.version}${quick ? " · quick" : ""}${taskset ? ` · pinned: upstream on cpu ${cores - 1}, gateways on cpu 0` : ""}`);
 for (const r of rows) console.log(r.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd());
 if (jsonOut) writeFileSync(jsonOut, `${JSON.stringify(results, null, 2)}\n`);
 
@@ -300,7 +321,7 @@ async function startPeer(): Promise<string> {
   const install = Bun.spawnSync(["bun", "add", "@portkey-ai/gateway"], { cwd: peerDir, stdout: "ignore", stderr: "pipe" });
   if (install.exitCode !== 0) throw new Error(`could not install @portkey-ai/gateway: ${install.stderr}`);
   const port = freePort();
-  const proc = Bun.spawn(["bun", "node_modules/@portkey-ai/gateway/build/start-server.js", `--port=${port}`, "--headless"], {
+  const proc = Bun.spawn(pinned(["bun", "node_modules/@portkey-ai/gateway/build/start-server.js", `--port=${port}`, "--headless"], "gateway"), {
     cwd: peerDir, env: { ...process.env, NODE_ENV: "production" }, stdout: "ignore", stderr: "ignore",
   });
   children.push(proc);

@@ -3,7 +3,7 @@ import { EventStreamCodec, getChunkedStream } from "@smithy/core/event-streams";
 import { awsCredentials } from "../aws.ts";
 import type { Config } from "../config.ts";
 import { GatewayError } from "../errors.ts";
-import { createSigner } from "./sigv4.ts";
+import { createSigner, type Credentials } from "./sigv4.ts";
 import { fromUpstreamStatus, unreachable } from "./upstream-errors.ts";
 
 const NAME = "AWS Bedrock";
@@ -24,19 +24,23 @@ export interface BedrockEvent {
 export function createBedrockTransport(beta: Config["beta"]) {
   const client = new BedrockRuntimeClient({ region: beta.region, ...awsCredentials(beta) });
   const sign = createSigner(beta.region!, "bedrock");
-  let endpoint: Promise<URL> | undefined;
+  let endpoint: URL | undefined;
+  let credentials: Credentials | undefined;
 
   return async function post(modelId: string, action: Action, body: string, signal: AbortSignal): Promise<Response> {
-    const base = await (endpoint ??= resolveEndpoint(client, beta.endpointUrl));
-    const url = new URL(`${base.pathname.replace(/\/$/, "")}/model/${encodeURIComponent(modelId)}/${action}`, base);
+    const base = (endpoint ??= await resolveEndpoint(client, beta.endpointUrl));
+    if (!credentials || expiresSoon(credentials)) credentials = await client.config.credentials().catch(credentialsMissing);
+    const path = `${base.pathname.replace(/\/$/, "")}/model/${encodeURIComponent(modelId)}/${action}`;
     const accept = action.endsWith("stream") ? "application/vnd.amazon.eventstream" : "application/json";
-    const credentials = await client.config.credentials().catch(credentialsMissing);
-    const headers = sign(url, { "content-type": "application/json", accept }, body, credentials);
-    const response = await fetch(url, { method: "POST", headers, body, signal }).catch(rethrow);
+    const headers = sign(base.host, path, accept, body, credentials);
+    const response = await fetch(base.origin + path, { method: "POST", headers, body, signal }).catch(rethrow);
     if (!response.ok) throw await httpError(response);
     return response;
   };
 }
+
+/** Credentials from SSO, a role or IMDS expire; asking the SDK's provider again refreshes them. */
+const expiresSoon = (credentials: Credentials) => credentials.expiration !== undefined && credentials.expiration.getTime() - Date.now() < 5 * 60_000;
 
 export type BedrockTransport = ReturnType<typeof createBedrockTransport>;
 
