@@ -21,7 +21,7 @@ export interface BedrockEvent {
  * configures (credential chain, profiles, SSO, FIPS and dual-stack endpoints); its per-call
  * middleware stack, which cost more than the rest of a converted request, is left out.
  */
-export function createBedrockTransport(beta: Config["beta"]) {
+export function createBedrockTransport(beta: Config["beta"], timeout: number) {
   const client = new BedrockRuntimeClient({ region: beta.region, ...awsCredentials(beta) });
   const sign = createSigner(beta.region!, "bedrock");
   let endpoint: URL | undefined;
@@ -33,7 +33,8 @@ export function createBedrockTransport(beta: Config["beta"]) {
     const path = `${base.pathname.replace(/\/$/, "")}/model/${encodeURIComponent(modelId)}/${action}`;
     const accept = action.endsWith("stream") ? "application/vnd.amazon.eventstream" : "application/json";
     const headers = sign(base.host, path, accept, body, credentials);
-    const response = await fetch(base.origin + path, { method: "POST", headers, body, signal }).catch(rethrow);
+    // Bun's idle timeout for the socket: closes a call the gateway gave up on (see firstByte in chat.ts).
+    const response = await fetch(base.origin + path, { method: "POST", headers, body, signal, timeout }).catch(rethrow);
     if (!response.ok) throw await httpError(response);
     return response;
   };

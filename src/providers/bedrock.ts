@@ -26,7 +26,7 @@ const INVOKE: Record<"anthropic" | "titan", {
 };
 
 export function createBedrockProvider(config: Config): Provider {
-  const post = createBedrockTransport(config.beta);
+  const post = createBedrockTransport(config.beta, config.upstreamTimeoutMs);
 
   return {
     async complete(request, modelId, signal) {

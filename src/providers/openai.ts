@@ -16,8 +16,10 @@ export function createOpenAIProvider(config: Config): Provider {
   const url = `${config.alpha.baseUrl}/chat/completions`;
   // Local OpenAI-compatible servers often need no key at all.
   const headers = { authorization: `Bearer ${config.alpha.apiKey ?? "none"}`, "content-type": "application/json", accept: "application/json, text/event-stream" };
+  // Bun's idle timeout for the socket: closes a call the gateway gave up on (see firstByte in chat.ts).
+  const timeout = config.upstreamTimeoutMs;
   const post = async (body: string, signal: AbortSignal) => {
-    const response = await fetch(url, { method: "POST", body, headers, signal }).catch(rethrow);
+    const response = await fetch(url, { method: "POST", body, headers, signal, timeout }).catch(rethrow);
     if (!response.ok) throw fromUpstreamStatus(NAME, response.status, await upstreamMessage(response), response.headers.get("retry-after"));
     return response;
   };

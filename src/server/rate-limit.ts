@@ -3,7 +3,7 @@ import type { Database } from "bun:sqlite";
 const WINDOW_SECONDS = 60;
 /** A key asking again within this long after its last claim is busy: its next claim is bigger. */
 const BUSY_MS = 1000;
-const MAX_LEASE = 64;
+const MAX_LEASE = 256;
 
 export interface RateDecision {
   limit: number;
@@ -26,7 +26,7 @@ interface Lease {
 /**
  * Requests per minute per key, counted in SQLite so every worker process of one server shares one
  * limit. A process claims requests from the shared count in leases: one at a time for a key used
- * now and then, more (up to 64) for a busy key, never more than a sixteenth of what is left, so
+ * now and then, more (up to 256) for a busy key, never more than a sixteenth of what is left, so
  * the limit is never exceeded and a busy key costs one statement per lease instead of per request.
  */
 export function createRateLimiter(db: Database, rpm: number) {
