@@ -5,3 +5,25 @@ export function awsCredentials({ accessKeyId, secretAccessKey, sessionToken, pro
   if (accessKeyId && secretAccessKey) return { credentials: { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) } };
   return profile ? { profile } : {};
 }
+
+export interface Credentials {
+  accessKeyId: string;
+  secretAccessKey: string;
+  sessionToken?: string;
+  expiration?: Date;
+}
+
+/**
+ * The same rule as a provider for parley's own signer. Static keys need no SDK at all; a profile or
+ * the default chain (env, SSO, web identity, ECS, IMDS) loads the SDK's provider chain on first use.
+ */
+export function credentialProvider(beta: Config["beta"]): () => Promise<Credentials> {
+  const source: { credentials?: Credentials; profile?: string } = awsCredentials(beta);
+  const fixed = source.credentials;
+  if (fixed) return async () => fixed;
+  let chain: (() => Promise<Credentials>) | undefined;
+  return async () => {
+    chain ??= (await import("@aws-sdk/credential-provider-node")).defaultProvider(source);
+    return chain();
+  };
+}

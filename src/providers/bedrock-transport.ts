@@ -1,9 +1,8 @@
-import { BedrockRuntimeClient } from "@aws-sdk/client-bedrock-runtime";
 import { EventStreamCodec, getChunkedStream } from "@smithy/core/event-streams";
-import { awsCredentials } from "../aws.ts";
+import { credentialProvider, type Credentials } from "../aws.ts";
 import type { Config } from "../config.ts";
 import { GatewayError } from "../errors.ts";
-import { createSigner, type Credentials } from "./sigv4.ts";
+import { createSigner } from "./sigv4.ts";
 import { fromUpstreamStatus, unreachable } from "./upstream-errors.ts";
 
 const NAME = "AWS Bedrock";
@@ -17,20 +16,20 @@ export interface BedrockEvent {
 }
 
 /**
- * Bedrock Runtime calls as signed fetches. The SDK client still resolves everything an AWS user
- * configures (credential chain, profiles, SSO, FIPS and dual-stack endpoints); its per-call
- * middleware stack, which cost more than the rest of a converted request, is left out.
+ * Bedrock Runtime calls as signed fetches: the SDK client's per-call middleware stack cost more
+ * than the rest of a converted request, and loading it ~28 MB of memory. Credentials still come
+ * from the SDK's provider chain when no static keys are set.
  */
 export function createBedrockTransport(beta: Config["beta"], timeout: number) {
-  const client = new BedrockRuntimeClient({ region: beta.region, ...awsCredentials(beta) });
   const sign = createSigner(beta.region!, "bedrock");
-  let endpoint: URL | undefined;
+  const provide = credentialProvider(beta);
+  const base = new URL(beta.endpointUrl ?? `https://bedrock-runtime.${beta.region}.${dnsSuffix(beta.region!)}`);
+  const prefix = base.pathname.replace(/\/$/, "");
   let credentials: Credentials | undefined;
 
   return async function post(modelId: string, action: Action, body: string, signal: AbortSignal): Promise<Response> {
-    const base = (endpoint ??= await resolveEndpoint(client, beta.endpointUrl));
-    if (!credentials || expiresSoon(credentials)) credentials = await client.config.credentials().catch(credentialsMissing);
-    const path = `${base.pathname.replace(/\/$/, "")}/model/${encodeURIComponent(modelId)}/${action}`;
+    if (!credentials || expiresSoon(credentials)) credentials = await provide().catch(credentialsMissing);
+    const path = `${prefix}/model/${encodeURIComponent(modelId)}/${action}`;
     const accept = action.endsWith("stream") ? "application/vnd.amazon.eventstream" : "application/json";
     const headers = sign(base.host, path, accept, body, credentials);
     // Bun's idle timeout for the socket: closes a call the gateway gave up on (see firstByte in chat.ts).
@@ -40,16 +39,17 @@ export function createBedrockTransport(beta: Config["beta"], timeout: number) {
   };
 }
 
+/** The DNS suffix of a region's AWS partition; anything else can be reached with BETA_ENDPOINT_URL. */
+function dnsSuffix(region: string): string {
+  if (region.startsWith("cn-")) return "amazonaws.com.cn";
+  if (region.startsWith("eusc-")) return "amazonaws.eu";
+  return "amazonaws.com";
+}
+
 /** Credentials from SSO, a role or IMDS expire; asking the SDK's provider again refreshes them. */
 const expiresSoon = (credentials: Credentials) => credentials.expiration !== undefined && credentials.expiration.getTime() - Date.now() < 5 * 60_000;
 
 export type BedrockTransport = ReturnType<typeof createBedrockTransport>;
-
-async function resolveEndpoint(client: BedrockRuntimeClient, endpointUrl: string | undefined): Promise<URL> {
-  if (endpointUrl) return new URL(endpointUrl);
-  const [Region, UseFIPS, UseDualStack] = await Promise.all([client.config.region(), client.config.useFipsEndpoint(), client.config.useDualstackEndpoint()]);
-  return new URL(client.config.endpointProvider({ Region, UseFIPS, UseDualStack }).url);
-}
 
 const codec = new EventStreamCodec((bytes) => new TextDecoder().decode(bytes), (text) => new TextEncoder().encode(text));
 const utf8 = new TextDecoder();

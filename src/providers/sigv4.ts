@@ -1,9 +1,4 @@
-export interface Credentials {
-  accessKeyId: string;
-  secretAccessKey: string;
-  sessionToken?: string;
-  expiration?: Date;
-}
+import type { Credentials } from "../aws.ts";
 
 /**
  * AWS Signature Version 4 for a POST with a JSON body, as Bedrock Runtime takes it. Written out
