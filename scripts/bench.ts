@@ -177,7 +177,7 @@ async function streamOnce(t: Target, contentMarker: string): Promise<{ ttft: num
 try {
   const upstream = await start("upstream", pinned(["bun", "scripts/bench/upstream.ts"], "upstream"), { TTFT_MS: "20", CHUNKS: "50", GAP_MS: "2" });
   const hop = await start("hop", pinned(["bun", "scripts/bench/hop.ts"], "gateway"), { UPSTREAM: upstream.url });
-  const source = await startParley(["bun", "--no-env-file", join(root, "src/cli.ts")], upstream.url);
+  const source = await startParley(["bun", "--no-env-file", "--smol", join(root, "src/cli.ts")], upstream.url);
   const binaryPath = join(root, "dist/parley");
   const binary = existsSync(binaryPath) ? await startParley([binaryPath], upstream.url) : undefined;
   await Bun.sleep(500);

@@ -31,7 +31,7 @@ export function createApp({ config, log, accessLog }: AppOptions) {
   const db = lazy(() => openDatabase(config.dataDir));
   const guard: Guard = {
     identify: createKeyring(config),
-    ...(config.rateLimitRpm > 0 ? { limit: createRateLimiter(db(), config.rateLimitRpm) } : {}),
+    ...(config.rateLimitRpm > 0 ? { limit: createRateLimiter(db, config.rateLimitRpm) } : {}),
   };
   const files = lazyFiles(config, log, db);
   const attachFiles = async (request: Parameters<Files["attachTo"]>[0]) => (await files.files()).attachTo(request);

@@ -29,18 +29,13 @@ interface Lease {
  * now and then, more (up to 256) for a busy key, never more than a sixteenth of what is left, so
  * the limit is never exceeded and a busy key costs one statement per lease instead of per request.
  */
-export function createRateLimiter(db: Database, rpm: number) {
-  db.run(`CREATE TABLE IF NOT EXISTS rate_limits (
-    key TEXT NOT NULL, window INTEGER NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (key, window)) WITHOUT ROWID`);
-  const add = db.query<{ count: number }, { key: string; window: number; n: number }>(
-    `INSERT INTO rate_limits (key, window, count) VALUES ($key, $window, $n)
-     ON CONFLICT (key, window) DO UPDATE SET count = count + $n RETURNING count`,
-  );
-  const prune = db.query<unknown, { window: number }>("DELETE FROM rate_limits WHERE window < $window");
+export function createRateLimiter(database: () => Database, rpm: number) {
+  // The database is opened on the first request, so an idle server holds no SQLite memory.
+  let statements: ReturnType<typeof prepare> | undefined;
   const leases = new Map<string, Lease>();
   const janitor = setInterval(() => {
     const window = currentWindow();
-    prune.run({ window: window - 1 });
+    statements?.prune.run({ window: window - 1 });
     for (const [key, lease] of leases) if (lease.window < window) leases.delete(key);
   }, WINDOW_SECONDS * 1000);
   janitor.unref();
@@ -57,7 +52,7 @@ export function createRateLimiter(db: Database, rpm: number) {
     if (lease.left === 0) {
       const busy = now - lease.claimedAt < BUSY_MS;
       lease.size = Math.max(1, Math.min(busy ? lease.size * 2 : 1, MAX_LEASE, Math.floor((rpm - lease.counted) / 16)));
-      const { count } = add.get({ key, window, n: lease.size })!;
+      const { count } = (statements ??= prepare(database())).add.get({ key, window, n: lease.size })!;
       lease.counted = count;
       lease.claimedAt = now;
       // The claim's requests are the positions count-size+1 .. count; only those within the limit count.
@@ -70,5 +65,17 @@ export function createRateLimiter(db: Database, rpm: number) {
 }
 
 export type RateLimiter = ReturnType<typeof createRateLimiter>;
+
+function prepare(db: Database) {
+  db.run(`CREATE TABLE IF NOT EXISTS rate_limits (
+    key TEXT NOT NULL, window INTEGER NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (key, window)) WITHOUT ROWID`);
+  return {
+    add: db.query<{ count: number }, { key: string; window: number; n: number }>(
+      `INSERT INTO rate_limits (key, window, count) VALUES ($key, $window, $n)
+       ON CONFLICT (key, window) DO UPDATE SET count = count + $n RETURNING count`,
+    ),
+    prune: db.query<unknown, { window: number }>("DELETE FROM rate_limits WHERE window < $window"),
+  };
+}
 
 const currentWindow = () => Math.floor(Date.now() / 1000 / WINDOW_SECONDS);

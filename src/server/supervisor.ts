@@ -24,10 +24,10 @@ interface Worker {
 
 const RESTART_DELAY_MS = 500;
 
-/** This program again: the binary itself, or `bun <entry script>` when run from source. */
+/** This program again: the binary itself, or `bun <entry script>` (keeping --smol) from source. */
 function self(): string[] {
   const compiled = Bun.main.startsWith("/$bunfs/") || /^[A-Z]:[\\/]~BUN[\\/]/i.test(Bun.main);
-  return compiled ? [process.execPath] : [process.execPath, "--no-env-file", Bun.main];
+  return compiled ? [process.execPath] : [process.execPath, "--no-env-file", ...process.execArgv.filter((flag) => flag === "--smol"), Bun.main];
 }
 
 /**

@@ -60,7 +60,7 @@ describe("rate limits", () => {
   test("processes sharing the database never let more than the limit through together", () => {
     const dataDir = mkdtempSync(join(tmpdir(), "parley-rate-"));
     const [a, b] = [openDatabase(dataDir), openDatabase(dataDir)];
-    const limits = [createRateLimiter(a, 200), createRateLimiter(b, 200)];
+    const limits = [createRateLimiter(() => a, 200), createRateLimiter(() => b, 200)];
     let allowed = 0;
     for (let i = 0; i < 600; i++) {
       // Uneven traffic: the first process takes two of every three requests.
