@@ -45,14 +45,13 @@ export function createChat({ config, providers, router, log, attachFiles }: Chat
     const requested = request.model ?? config.alpha.defaultModel;
     if (!requested) throw invalidRequest("Missing required field 'model', and no DEFAULT_ALPHA_MODEL is set.", "model: required");
     const route = router(requested);
-    call.observe?.({ model: requested, provider: route.provider });
-    const provider = await providers(route.provider);
-    if (request.fileIds.length) await attachFiles?.(request);
-
-    const since = performance.now();
     const wait = <T>(upstreamCall: Promise<T>, abandon?: (late: T) => unknown) =>
       firstByte(upstreamCall, config.upstreamTimeoutMs, route.provider === "alpha" ? "OpenAI upstream" : "AWS Bedrock", abandon);
+    let since: number | undefined;
     try {
+      const provider = await providers(route.provider);
+      if (request.fileIds.length) await attachFiles?.(request);
+      since = performance.now();
       const untouched = input === "alpha" && output === "alpha" && route.model === request.model && request.fileIds.length === 0;
       if (untouched && provider.passthrough) {
         const response = await wait(provider.passthrough(call.raw, call.signal), (late) => late.body?.cancel());
@@ -66,7 +65,7 @@ export function createChat({ config, providers, router, log, attachFiles }: Chat
       const first = await wait(events.next(), () => events.return?.());
       return { kind: "events", events: relay(first, events, CODECS[output].streamEncoder(requested, request), call.signal, log) };
     } finally {
-      call.observe?.({ model: requested, provider: route.provider, upstream_ms: Math.round(performance.now() - since) });
+      call.observe?.({ model: requested, provider: route.provider, upstream_ms: since === undefined ? undefined : Math.round(performance.now() - since) });
     }
   };
 }

@@ -35,8 +35,9 @@ export function detectFormat(body: Json): FormatName {
   if ("system" in body || "stop_sequences" in body || "top_k" in body) return "beta_messages";
   if (Array.isArray(body.tools) && body.tools.some((t) => isObject(t) && "input_schema" in t)) return "beta_messages";
   if (isObject(body.tool_choice) && "type" in body.tool_choice && !("function" in body.tool_choice)) return "beta_messages";
-  const messages = Array.isArray(body.messages) ? body.messages : [];
-  const blocks = messages.flatMap((m) => (isObject(m) && Array.isArray(m.content) ? m.content : []));
-  if (blocks.some((b) => isObject(b) && ANTHROPIC_BLOCKS.has(b.type as string))) return "beta_messages";
+  for (const m of Array.isArray(body.messages) ? body.messages : []) {
+    if (!isObject(m) || !Array.isArray(m.content)) continue;
+    for (const b of m.content) if (isObject(b) && ANTHROPIC_BLOCKS.has(b.type as string)) return "beta_messages";
+  }
   return "alpha";
 }

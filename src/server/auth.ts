@@ -10,7 +10,7 @@ export interface Principal {
   scopes: ReadonlySet<Scope>;
 }
 
-const digest = (value: string) => new Bun.CryptoHasher("sha256").update(value).digest();
+const digest = (value: string) => Bun.SHA256.hash(value) as Uint8Array;
 
 /** Key -> principal. Every key is compared, in constant time, so timing tells nothing. */
 export function createKeyring(config: Pick<Config, "apiKey" | "apiKeys">) {
@@ -19,7 +19,7 @@ export function createKeyring(config: Pick<Config, "apiKey" | "apiKeys">) {
     ...config.apiKeys,
   ].map(({ key, scopes }) => ({
     hash: digest(key),
-    principal: { id: digest(key).toString("hex").slice(0, 12), scopes: new Set(scopes) } as Principal,
+    principal: { id: Buffer.from(digest(key)).toString("hex").slice(0, 12), scopes: new Set(scopes) } as Principal,
   }));
 
   return function identify(presented: string | undefined): Principal | undefined {
