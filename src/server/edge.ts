@@ -39,7 +39,7 @@ export function edge(options: EdgeOptions) {
     const state = (set as Noted)[LOG];
     if (!accessLog || !state) return;
     const { at, start, model, provider, upstream_ms } = state;
-    accessLog({ at, request, status, ms: performance.now() - start, id: (set.headers as Record<string, string>)[REQUEST_ID]!, model, provider, upstream_ms });
+    accessLog({ at, method: request.method, url: request.url, status, ms: performance.now() - start, id: (set.headers as Record<string, string>)[REQUEST_ID]!, model, provider, upstream_ms });
   };
 
   return new Elysia({ name: "parley/edge" })
