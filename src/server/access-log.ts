@@ -29,9 +29,19 @@ export interface AccessLogOptions {
  */
 export function createAccessLog({ tag, upstream = false }: AccessLogOptions = {}): (entry: AccessEntry) => void {
   const prefix = tag ? `[${tag}] ` : "";
+  // Lines of one second share the ISO prefix; only the milliseconds differ.
+  let second = -1;
+  let secondText = "";
+  const timestamp = (at: number) => {
+    const s = Math.floor(at / 1000);
+    if (s !== second) [second, secondText] = [s, new Date(s * 1000).toISOString().slice(0, 20)];
+    return `${secondText}${String(at % 1000).padStart(3, "0")}Z`;
+  };
   const line = (e: AccessEntry) => {
-    const path = e.url.slice(e.url.indexOf("/", 8)).split("?")[0];
-    let text = `${prefix}${new Date(e.at).toISOString()} ${e.method} ${path} ${e.status} ${e.ms.toFixed(1)}ms`;
+    const start = e.url.indexOf("/", 8);
+    const query = e.url.indexOf("?", start);
+    const path = query === -1 ? e.url.slice(start) : e.url.slice(start, query);
+    let text = `${prefix}${timestamp(e.at)} ${e.method} ${path} ${e.status} ${e.ms.toFixed(1)}ms`;
     if (e.model) text += ` model=${e.model}`;
     if (e.provider) text += ` provider=${e.provider}`;
     if (upstream && e.upstream_ms !== undefined) text += ` upstream_ms=${e.upstream_ms}`;
@@ -42,8 +52,10 @@ export function createAccessLog({ tag, upstream = false }: AccessLogOptions = {}
     if (pending.length === 0) return;
     const batch = pending;
     pending = [];
+    let text = "";
+    for (const entry of batch) text += line(entry);
     try {
-      writeSync(2, batch.map(line).join(""));
+      writeSync(2, text);
     } catch {
       // stderr closed: nothing useful to do with a log line
     }
