@@ -17,17 +17,10 @@ const CLAUDE = "anthropic.claude-3-5-haiku-20241022-v1:0";
 const dir = mkdtempSync(join(tmpdir(), "parley-bench-"));
 const children: Subprocess[] = [];
 
-/**
- * With taskset and two or more cores, the upstream runs on the last core and every gateway (the hop,
- * parley, the peer) on core 0: which core a process lands on moved single results by 30-100 µs,
- * far more than the differences measured; pinned, two copies of one server agree within a few µs.
- */
 const cores = navigator.hardwareConcurrency;
-const taskset = process.env.BENCH_PIN && process.platform === "linux" && cores >= 2 ? Bun.which("taskset") : null;
-const pinned = (cmd: string[], role: "upstream" | "gateway") => (taskset ? [taskset, "-c", role === "upstream" ? String(cores - 1) : "0", ...cmd] : cmd);
 
 type Json = Record<string, unknown>;
-const results: Json = { date: new Date().toISOString(), machine: { cpus: cores, bun: Bun.version }, quick, pinned: !!taskset };
+const results: Json = { date: new Date().toISOString(), machine: { cpus: cores, bun: Bun.version }, quick };
 const rows: [string, string, string, string][] = [];
 const row = (metric: string, value: string, vs = "", verdict = "") => rows.push([metric, value, vs, verdict]);
 
@@ -63,7 +56,7 @@ async function waitHealthy(url: string, path = "/health") {
 
 async function startParley(command: string[], upstream: string) {
   const port = freePort();
-  const proc = Bun.spawn(pinned([...command, "serve", "--port", String(port)], "gateway"), {
+  const proc = Bun.spawn([...command, "serve", "--port", String(port)], {
     cwd: dir,
     env: {
       ...process.env, HOME: dir, PARLEY_DATA_DIR: join(dir, `data-${port}`), PARLEY_CONFIG_DIR: join(dir, "config"),
@@ -175,8 +168,8 @@ async function streamOnce(t: Target, contentMarker: string): Promise<{ ttft: num
 // ---- the run ----
 
 try {
-  const upstream = await start("upstream", pinned(["bun", "scripts/bench/upstream.ts"], "upstream"), { TTFT_MS: "20", CHUNKS: "50", GAP_MS: "2" });
-  const hop = await start("hop", pinned(["bun", "scripts/bench/hop.ts"], "gateway"), { UPSTREAM: upstream.url });
+  const upstream = await start("upstream", ["bun", "scripts/bench/upstream.ts"], { TTFT_MS: "20", CHUNKS: "50", GAP_MS: "2" });
+  const hop = await start("hop", ["bun", "scripts/bench/hop.ts"], { UPSTREAM: upstream.url });
   const source = await startParley(["bun", "--no-env-file", "--smol", join(root, "src/cli.ts")], upstream.url);
   const binaryPath = join(root, "dist/parley");
   const binary = existsSync(binaryPath) ? await startParley([binaryPath], upstream.url) : undefined;
@@ -315,7 +308,7 @@ try {
 }
 
 const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i]!.length)));
-console.log(`\nparley bench · ${new Date().toISOString()} · ${cores} cores · bun ${Bun.version}${quick ? " · quick" : ""}${taskset ? ` · pinned: upstream on cpu ${cores - 1}, gateways on cpu 0` : ""}`);
+console.log(`\nparley bench · ${new Date().toISOString()} · ${cores} cores · bun ${Bun.version}${quick ? " · quick" : ""}`);
 for (const r of rows) console.log(r.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd());
 if (jsonOut) writeFileSync(jsonOut, `${JSON.stringify(results, null, 2)}\n`);
 
@@ -327,7 +320,7 @@ async function startPeer(): Promise<string> {
   const install = Bun.spawnSync(["bun", "add", "@portkey-ai/gateway"], { cwd: peerDir, stdout: "ignore", stderr: "pipe" });
   if (install.exitCode !== 0) throw new Error(`could not install @portkey-ai/gateway: ${install.stderr}`);
   const port = freePort();
-  const proc = Bun.spawn(pinned(["bun", "node_modules/@portkey-ai/gateway/build/start-server.js", `--port=${port}`, "--headless"], "gateway"), {
+  const proc = Bun.spawn(["bun", "node_modules/@portkey-ai/gateway/build/start-server.js", `--port=${port}`, "--headless"], {
     cwd: peerDir, env: { ...process.env, NODE_ENV: "production" }, stdout: "ignore", stderr: "ignore",
   });
   children.push(proc);

@@ -23,7 +23,7 @@ export interface BedrockEvent {
 export function createBedrockTransport(beta: Config["beta"], timeout: number) {
   const sign = createSigner(beta.region!, "bedrock");
   const provide = credentialProvider(beta);
-  const base = new URL(beta.endpointUrl ?? `https://bedrock-runtime.${beta.region}.${dnsSuffix(beta.region!)}`);
+  const base = bedrockEndpoint(beta);
   const prefix = base.pathname.replace(/\/$/, "");
   let credentials: Credentials | undefined;
 
@@ -39,11 +39,11 @@ export function createBedrockTransport(beta: Config["beta"], timeout: number) {
   };
 }
 
-/** The DNS suffix of a region's AWS partition; anything else can be reached with BETA_ENDPOINT_URL. */
-function dnsSuffix(region: string): string {
-  if (region.startsWith("cn-")) return "amazonaws.com.cn";
-  if (region.startsWith("eusc-")) return "amazonaws.eu";
-  return "amazonaws.com";
+/** BETA_ENDPOINT_URL, else the region's public endpoint; other partitions' can be given as the former. */
+export function bedrockEndpoint({ region, endpointUrl }: Pick<Config["beta"], "region" | "endpointUrl">): URL {
+  if (endpointUrl) return new URL(endpointUrl);
+  const suffix = region!.startsWith("cn-") ? "amazonaws.com.cn" : region!.startsWith("eusc-") ? "amazonaws.eu" : "amazonaws.com";
+  return new URL(`https://bedrock-runtime.${region}.${suffix}`);
 }
 
 /** Credentials from SSO, a role or IMDS expire; asking the SDK's provider again refreshes them. */

@@ -2,6 +2,7 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { bedrockEndpoint } from "../../src/providers/bedrock-transport.ts";
 import { startGateway } from "../lib/gateway.ts";
 
 // A credentials file of this file's own, so other tests still see a machine without AWS credentials.
@@ -52,4 +53,11 @@ test("a wrong secret is refused by the signature check and reported as 502", asy
   const response = await gateway.json("/v1/chat/completions", { model: "anthropic.claude-3-5-haiku-20241022-v1:0", messages: [{ role: "user", content: "hi" }] });
   expect(response.status).toBe(502);
   expect((await response.json()).error.message).toContain("rejected parley's credentials");
+});
+
+test("without BETA_ENDPOINT_URL, calls go to the region's public Bedrock Runtime endpoint", () => {
+  expect(bedrockEndpoint({ region: "us-east-1" }).href).toBe("https://bedrock-runtime.us-east-1.amazonaws.com/");
+  expect(bedrockEndpoint({ region: "cn-north-1" }).href).toBe("https://bedrock-runtime.cn-north-1.amazonaws.com.cn/");
+  expect(bedrockEndpoint({ region: "us-gov-west-1" }).href).toBe("https://bedrock-runtime.us-gov-west-1.amazonaws.com/");
+  expect(bedrockEndpoint({ region: "us-east-1", endpointUrl: "http://127.0.0.1:9999/prefix" }).href).toBe("http://127.0.0.1:9999/prefix");
 });
