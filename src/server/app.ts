@@ -1,4 +1,4 @@
-import { Elysia } from "elysia";
+import { Elysia, type AnyElysia } from "elysia";
 import type { Config } from "../config.ts";
 import type { Logger } from "../log.ts";
 import { openDatabase } from "../db.ts";
@@ -43,7 +43,7 @@ export function createApp({ config, log, accessLog }: AppOptions) {
       isKnownPath: (path) => knownPath(routes, path),
     }))
     .use(cors(config.corsOrigins, EXPOSED))
-    .use(docsRoutes())
+    .use(docsRoutes((): AnyElysia => app))
     .use(healthRoutes(config))
     .use(modelRoutes(config, guard))
     .use(chatRoutes(chat, guard))
