@@ -3,7 +3,7 @@ import { credentialProvider, type Credentials } from "../aws.ts";
 import type { Config } from "../config.ts";
 import { GatewayError } from "../errors.ts";
 import { createSigner } from "./sigv4.ts";
-import { fromUpstreamStatus, unreachable } from "./upstream-errors.ts";
+import { fetchFailed, fromUpstreamStatus, unreachable } from "./upstream-errors.ts";
 
 const NAME = "AWS Bedrock";
 
@@ -127,7 +127,4 @@ function credentialsMissing(error: unknown): never {
   throw unreachable(NAME, e?.message ?? String(error));
 }
 
-function rethrow(error: unknown): never {
-  if (error instanceof GatewayError || (error as { name?: string } | null)?.name === "AbortError") throw error;
-  throw unreachable(NAME, error instanceof Error ? error.message : String(error));
-}
+const rethrow = (error: unknown) => fetchFailed(NAME, error);

@@ -3,7 +3,7 @@ import type { Config } from "../config.ts";
 import { GatewayError } from "../errors.ts";
 import { decodeReply, encodeRequest, streamDecoder } from "../formats/openai-chat.ts";
 import type { Provider } from "./provider.ts";
-import { fromUpstreamStatus, unreachable } from "./upstream-errors.ts";
+import { fetchFailed, fromUpstreamStatus } from "./upstream-errors.ts";
 
 const NAME = "OpenAI upstream";
 
@@ -71,11 +71,7 @@ function parseChunk(data: string): unknown {
   return chunk;
 }
 
-function rethrow(error: unknown): never {
-  if (error instanceof GatewayError) throw error;
-  if ((error as { name?: string } | null)?.name === "AbortError") throw error;
-  throw unreachable(NAME, error instanceof Error ? error.message : String(error));
-}
+const rethrow = (error: unknown) => fetchFailed(NAME, error);
 
 async function upstreamMessage(response: Response): Promise<string> {
   const text = await response.text().catch(() => "");

@@ -25,6 +25,17 @@ export function fromUpstreamStatus(provider: string, status: number, upstream: s
 export const unreachable = (provider: string, cause: string) =>
   new GatewayError(503, "service_unavailable_error", `${provider} could not be reached.`, { upstream: cause });
 
+/**
+ * A failed fetch or body read: an abort (the client went away) passes through as it is; Bun's idle
+ * timeout means the upstream went silent; anything else is an upstream that could not be reached.
+ */
+export function fetchFailed(provider: string, error: unknown): never {
+  const name = (error as { name?: string } | null)?.name;
+  if (error instanceof GatewayError || name === "AbortError") throw error;
+  if (name === "TimeoutError") throw new GatewayError(504, "service_unavailable_error", `${provider} went silent for longer than UPSTREAM_TIMEOUT_MS.`);
+  throw unreachable(provider, error instanceof Error ? error.message : String(error));
+}
+
 export const timedOut = (provider: string, ms: number) =>
   new GatewayError(504, "service_unavailable_error", `${provider} sent nothing within ${ms} ms.`);
 

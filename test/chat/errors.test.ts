@@ -1,7 +1,7 @@
 import { afterAll, beforeEach, describe, expect, test } from "bun:test";
 import { detectFormat } from "../../src/formats/detect.ts";
 import { testApp } from "../lib/app.ts";
-import { startGateway } from "../lib/gateway.ts";
+import { readSse, startGateway } from "../lib/gateway.ts";
 
 const gateway = await startGateway();
 afterAll(() => gateway.stop());
@@ -185,6 +185,20 @@ describe("upstream errors map onto the contract", () => {
       await slow.stop();
     }
   });
+
+  test("a stream that goes silent for longer than UPSTREAM_TIMEOUT_MS is cut with an error event", async () => {
+    const slow = await startGateway({ UPSTREAM_TIMEOUT_MS: "1000" });
+    try {
+      slow.openai.next({ kind: "stream", chunks: ["a", "b"], gapMs: 30_000 });
+      const started = performance.now();
+      const events = await readSse(await slow.json("/v1/chat/completions?target_format=beta_messages", { model: "gpt-4o", stream: true, messages: hello }));
+      // Bun checks socket idle timeouts every few seconds, so the cut comes within seconds, not at once.
+      expect(performance.now() - started).toBeLessThan(15_000);
+      expect(events.at(-1)).toEqual({ event: "error", data: { type: "error", error: { type: "service_unavailable_error", message: expect.stringContaining("went silent") } } });
+    } finally {
+      await slow.stop();
+    }
+  }, 20_000);
 
   test("missing AWS credentials are 503 naming the variables", async () => {
     const noCreds = testApp({ BETA_REGION: "us-east-1", BETA_ENDPOINT_URL: "http://127.0.0.1:9" });
