@@ -3,7 +3,7 @@ import { credentialProvider, type Credentials } from "../aws.ts";
 import type { Config } from "../config.ts";
 import { GatewayError } from "../errors.ts";
 import { createSigner } from "./sigv4.ts";
-import { fetchFailed, fromUpstreamStatus, unreachable } from "./upstream-errors.ts";
+import { fetchFailed, fromUpstreamStatus, parseUpstreamJson, readUpstreamJson, unreachable } from "./upstream-errors.ts";
 
 const NAME = "AWS Bedrock";
 
@@ -71,17 +71,9 @@ export async function* events(response: Response): AsyncGenerator<BedrockEvent> 
 }
 
 /** A whole JSON reply's body. */
-export async function replyJson(response: Response): Promise<unknown> {
-  return parseJson(await response.text().catch(rethrow));
-}
+export const replyJson = (response: Response) => readUpstreamJson(NAME, response);
 
-export function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new GatewayError(503, "service_unavailable_error", `${NAME} sent a reply that is not JSON.`, { upstream: text.slice(0, 500) });
-  }
-}
+export const parseJson = (text: string) => parseUpstreamJson(NAME, text);
 
 const STATUS_BY_NAME: Record<string, number> = {
   ThrottlingException: 429,

@@ -3,7 +3,7 @@ import type { Config } from "../config.ts";
 import { GatewayError } from "../errors.ts";
 import { decodeReply, encodeRequest, streamDecoder } from "../formats/openai-chat.ts";
 import type { Provider } from "./provider.ts";
-import { fetchFailed, fromUpstreamStatus } from "./upstream-errors.ts";
+import { fetchFailed, fromUpstreamStatus, parseUpstreamJson, readUpstreamJson } from "./upstream-errors.ts";
 
 const NAME = "OpenAI upstream";
 
@@ -27,7 +27,7 @@ export function createOpenAIProvider(config: Config): Provider {
   return {
     async complete(request, model, signal) {
       const response = await post(JSON.stringify(encodeRequest({ ...request, stream: false }, model)), signal);
-      return decodeReply(parseReply(await response.text().catch(rethrow)) as never);
+      return decodeReply((await readUpstreamJson(NAME, response)) as never);
     },
 
     async *stream(request, model, signal) {
@@ -56,17 +56,9 @@ export function createOpenAIProvider(config: Config): Provider {
   };
 }
 
-function parseReply(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new GatewayError(503, "service_unavailable_error", `${NAME} sent a reply that is not JSON.`, { upstream: text.slice(0, 500) });
-  }
-}
-
 /** One SSE data line; an `error` object mid-stream ends the stream as an upstream failure. */
 function parseChunk(data: string): unknown {
-  const chunk = parseReply(data) as { error?: { message?: string } };
+  const chunk = parseUpstreamJson(NAME, data) as { error?: { message?: string } };
   if (chunk?.error) throw new GatewayError(503, "service_unavailable_error", "The upstream stream failed.", { upstream: chunk.error.message ?? data.slice(0, 500) });
   return chunk;
 }

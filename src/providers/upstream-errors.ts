@@ -36,6 +36,20 @@ export function fetchFailed(provider: string, error: unknown): never {
   throw unreachable(provider, error instanceof Error ? error.message : String(error));
 }
 
+/** An upstream's JSON (a reply, or one event of a stream); anything else is the upstream failing. */
+export function parseUpstreamJson(provider: string, text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new GatewayError(503, "service_unavailable_error", `${provider} sent a reply that is not JSON.`, { upstream: text.slice(0, 500) });
+  }
+}
+
+/** A whole JSON reply's body. */
+export async function readUpstreamJson(provider: string, response: Response): Promise<unknown> {
+  return parseUpstreamJson(provider, await response.text().catch((error) => fetchFailed(provider, error)));
+}
+
 export const timedOut = (provider: string, ms: number) =>
   new GatewayError(504, "service_unavailable_error", `${provider} sent nothing within ${ms} ms.`);
 

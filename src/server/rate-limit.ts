@@ -42,7 +42,7 @@ export function createRateLimiter(database: () => Database, rpm: number) {
 
   return function check(key: string): RateDecision {
     const now = Date.now();
-    const window = Math.floor(now / 1000 / WINDOW_SECONDS);
+    const window = currentWindow(now);
     const reset = (window + 1) * WINDOW_SECONDS;
     let lease = leases.get(key);
     if (!lease || lease.window !== window) {
@@ -78,4 +78,4 @@ function prepare(db: Database) {
   };
 }
 
-const currentWindow = () => Math.floor(Date.now() / 1000 / WINDOW_SECONDS);
+const currentWindow = (now = Date.now()) => Math.floor(now / 1000 / WINDOW_SECONDS);
