@@ -1,13 +1,16 @@
+import { inTurn } from "./attempts.ts";
 import type { Config } from "./config.ts";
 import { GatewayError, invalidRequest } from "./errors.ts";
 import type { StreamEncoder } from "./formats/codec.ts";
-import { CODECS, detectFormat, formatName } from "./formats/detect.ts";
+import { CODECS, detectFormat, formatName, type FormatName } from "./formats/detect.ts";
 import { isObject } from "./formats/read.ts";
+import { guardStream } from "./formats/sse.ts";
 import type { ChatRequest, SseEvent, StreamEvent } from "./ir.ts";
 import type { Logger } from "./log.ts";
+import type { Dialect, Provider } from "./providers/provider.ts";
 import type { Providers } from "./providers/registry.ts";
-import type { Router } from "./providers/routes.ts";
-import { timedOut } from "./providers/upstream-errors.ts";
+import type { Route, Router } from "./providers/routes.ts";
+import { incomplete, timedOut } from "./providers/upstream-errors.ts";
 
 export interface ChatCall {
   body: unknown;
@@ -16,15 +19,19 @@ export interface ChatCall {
   targetFormat?: string;
   /** Aborts when the client goes away. */
   signal: AbortSignal;
-  /** Told where the request went and how long the upstream took to answer, for the request log. */
-  observe?: (info: { model: string; provider: string; upstream_ms?: number }) => void;
+  /** For log lines written after the response started (a stream that broke). */
+  requestId?: string;
+  /** Told where the request went, how long the upstream took to answer and how many calls it took. */
+  observe?: (info: { model: string; provider: string; upstream_ms?: number; attempts: number }) => void;
 }
 
-export type ChatOutcome =
+export type ChatOutcome = { headers: Record<string, string> } & (
   | { kind: "json"; body: unknown }
-  /** The upstream's own response, bytes untouched. */
-  | { kind: "passthrough"; response: Response; stream: boolean }
-  | { kind: "events"; events: AsyncGenerator<SseEvent> };
+  /** The upstream's own reply, bytes untouched. */
+  | { kind: "bytes"; bytes: ArrayBuffer; contentType: string }
+  | { kind: "stream"; body: ReadableStream<Uint8Array>; contentType: string }
+  | { kind: "events"; events: AsyncGenerator<SseEvent> }
+);
 
 export interface ChatDeps {
   config: Config;
@@ -35,7 +42,13 @@ export interface ChatDeps {
   attachFiles?: (request: ChatRequest) => Promise<void>;
 }
 
-/** One chat completion: decode, route, call the provider, encode in the format asked for. */
+/** The client format a provider's native dialect answers in. */
+const NATIVE: [FormatName, Dialect][] = [["alpha", "openai-chat"]];
+
+/**
+ * One chat completion: decode, then for the requested model and its fallbacks, route, call the
+ * provider (retrying what may succeed on another try) and encode in the format asked for.
+ */
 export function createChat({ config, providers, router, log, attachFiles }: ChatDeps) {
   return async function chat(call: ChatCall): Promise<ChatOutcome> {
     if (!isObject(call.body)) throw invalidRequest("The request body must be a JSON object.");
@@ -44,33 +57,66 @@ export function createChat({ config, providers, router, log, attachFiles }: Chat
     const request = CODECS[input].decodeRequest(call.body);
     const requested = request.model ?? config.alpha.defaultModel;
     if (!requested) throw invalidRequest("Missing required field 'model', and no DEFAULT_ALPHA_MODEL is set.", "model: required");
-    const route = router(requested);
-    const wait = <T>(upstreamCall: Promise<T>, abandon?: (late: T) => unknown) =>
-      firstByte(upstreamCall, config.upstreamTimeoutMs, route.provider === "alpha" ? "OpenAI upstream" : "AWS Bedrock", abandon);
+    const models = [requested, ...(config.modelFallbacks.get(requested) ?? [])];
+    const onBreak = (error: GatewayError) => log.warn(`request ${call.requestId ?? "-"}: the stream broke after it started: ${error.message}`);
+    let attempts = 0;
     let since: number | undefined;
-    try {
+    let route: Route | undefined;
+    let filesAttached = false;
+
+    const attempt = async (model: string): Promise<ChatOutcome> => {
+      route = router(model);
       const provider = await providers(route.provider);
-      if (request.fileIds.length) await attachFiles?.(request);
-      since = performance.now();
-      const untouched = input === "alpha" && output === "alpha" && route.model === request.model && request.fileIds.length === 0;
-      if (untouched && provider.passthrough) {
-        const response = await wait(provider.passthrough(call.raw, call.signal), (late) => late.body?.cancel());
-        return { kind: "passthrough", response, stream: request.stream };
+      if (request.fileIds.length && !filesAttached) {
+        await attachFiles?.(request);
+        filesAttached = true;
+      }
+      attempts++;
+      since ??= performance.now();
+      const headers = { "x-parley-model": route.model, "x-parley-attempts": String(attempts) };
+      return { headers, ...(await answer(provider, route)) };
+    };
+
+    const answer = async (provider: Provider, route: Route) => {
+      const wait = <T>(upstreamCall: Promise<T>, abandon?: (late: T) => unknown) => firstByte(upstreamCall, config.upstreamTimeoutMs, provider.label, abandon);
+      // Same family with nothing to change (no alias, no files): the client's own body goes up.
+      const dialect = route.model === request.model && request.fileIds.length === 0 ? sameFamily(provider, input, output) : undefined;
+      const native = dialect && provider.native?.[dialect];
+      if (native) {
+        const reply = await wait(native({ body: call.raw, model: route.model, stream: request.stream, signal: call.signal }), (late) => late.kind === "stream" && late.body.cancel());
+        if (reply.kind === "json") return { kind: "bytes" as const, bytes: reply.bytes, contentType: reply.contentType };
+        const ending = { last: CODECS[output].lastEvent, error: (e: GatewayError) => CODECS[output].streamEncoder(requested, request).error(e) };
+        return { kind: "stream" as const, body: guardStream(reply.body, ending, reply.failure, incomplete(provider.label), onBreak), contentType: reply.contentType };
       }
       if (!request.stream) {
         const reply = await wait(provider.complete(request, route.model, call.signal));
-        return { kind: "json", body: CODECS[output].encodeReply(reply, requested) };
+        return { kind: "json" as const, body: CODECS[output].encodeReply(reply, requested) };
       }
       const events = provider.stream(request, route.model, call.signal)[Symbol.asyncIterator]();
       const first = await wait(events.next(), () => events.return?.());
-      return { kind: "events", events: relay(first, events, CODECS[output].streamEncoder(requested, request), call.signal, log) };
+      const encoder = CODECS[output].streamEncoder(requested, request);
+      return { kind: "events" as const, events: relay(first, events, encoder, provider.label, call.signal, log, onBreak) };
+    };
+
+    try {
+      return await inTurn(models, config.upstreamRetries, call.signal, attempt);
+    } catch (error) {
+      if (error instanceof GatewayError && attempts > 0) error.headers["x-parley-attempts"] = String(attempts);
+      throw error;
     } finally {
-      call.observe?.({ model: requested, provider: route.provider, upstream_ms: since === undefined ? undefined : Math.round(performance.now() - since) });
+      const upstream_ms = since === undefined ? undefined : Math.round(performance.now() - since);
+      call.observe?.({ model: requested, provider: route?.provider ?? "-", upstream_ms, attempts });
     }
   };
 }
 
 export type Chat = ReturnType<typeof createChat>;
+
+/** The provider's native dialect when the client asked in it and wants the answer in it too. */
+function sameFamily(provider: Provider, input: FormatName, output: FormatName): Dialect | undefined {
+  if (input !== output || !provider.native) return undefined;
+  return NATIVE.find(([format, dialect]) => format === input && provider.native![dialect])?.[1];
+}
 
 /**
  * Feeds upstream events through the encoder as they come; an error ends the stream in-format.
@@ -80,8 +126,10 @@ async function* relay(
   first: IteratorResult<StreamEvent>,
   events: AsyncIterator<StreamEvent>,
   encoder: StreamEncoder,
+  label: string,
   client: AbortSignal,
   log: Logger,
+  onBreak: (error: GatewayError) => void,
 ): AsyncGenerator<SseEvent> {
   let finished = false;
   try {
@@ -89,12 +137,14 @@ async function* relay(
       if (next.value.type === "finish") finished = true;
       yield* encoder.event(next.value);
     }
-    if (!finished) throw new GatewayError(503, "service_unavailable_error", "The upstream stream ended before the reply was complete.");
+    if (!finished) throw incomplete(label);
     yield* encoder.end();
   } catch (error) {
     if (client.aborted) return;
-    if (!(error instanceof GatewayError)) log.warn("stream failed:", error);
-    yield* encoder.error(error instanceof GatewayError ? error : new GatewayError(503, "service_unavailable_error", "The upstream stream failed."));
+    if (!(error instanceof GatewayError)) log.error("stream failed:", error);
+    const failure = error instanceof GatewayError ? error : new GatewayError(503, "service_unavailable_error", `${label}'s stream failed.`);
+    onBreak(failure);
+    yield* encoder.error(failure);
   } finally {
     await events.return?.();
   }

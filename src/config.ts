@@ -9,7 +9,7 @@ export type Source = "flag" | "env" | ".env" | "config file" | "default";
 export type LogLevel = "silent" | "error" | "warn" | "info" | "debug" | "trace";
 export type Scope = "chat" | "models" | "files:read" | "files:write";
 export const SCOPES: readonly Scope[] = ["chat", "models", "files:read", "files:write"];
-export type ProviderName = "alpha" | "beta";
+export type ProviderName = "alpha" | "beta" | "mock";
 
 export interface Config {
   host: string;
@@ -31,10 +31,13 @@ export interface Config {
     endpointUrl?: string;
   };
   files: { bucket?: string; endpointUrl?: string; maxUploadBytes: number; contextMaxChars: number };
-  modelAliases: Record<string, string>;
+  modelAliases: ReadonlyMap<string, string>;
   modelRoutes: { pattern: string; provider: ProviderName }[];
+  /** Model id -> the models tried next when its attempts end in a retryable error. */
+  modelFallbacks: ReadonlyMap<string, string[]>;
   rateLimitRpm: number;
   upstreamTimeoutMs: number;
+  upstreamRetries: number;
   shutdownGraceMs: number;
   dataDir: string;
   configDir: string;
@@ -102,17 +105,22 @@ export const SETTINGS: readonly Setting[] = [
     check: pairs("=", (a, m) => !/\s/.test(a + m) && m.length > 0, "alias=model,…"),
   },
   {
-    key: "MODEL_ROUTES", help: "pattern=alpha|beta,… routes checked before the built-in ones (* matches anything)",
-    check: pairs("=", (p, provider) => p.length > 0 && provider in PROVIDER_NAMES, "pattern=alpha,pattern=beta,…"),
+    key: "MODEL_ROUTES", help: "pattern=alpha|beta|mock,… routes checked before the built-in ones (* matches anything)",
+    check: pairs("=", (p, provider) => p.length > 0 && Object.hasOwn(PROVIDER_NAMES, provider), "pattern=alpha,pattern=beta,…"),
+  },
+  {
+    key: "MODEL_FALLBACKS", help: "model=first|second,… models tried in turn when a model's calls fail (retryable errors only)",
+    check: pairs("=", (m, list) => !/\s/.test(m + list) && list.split("|").every(Boolean), "model=fallback|fallback,…"),
   },
   { key: "RATE_LIMIT_RPM", fallback: "600", check: int(0), help: "requests per minute per key (0: off)" },
   { key: "UPSTREAM_TIMEOUT_MS", fallback: "600000", check: int(1), help: "time to the upstream's first byte" },
+  { key: "UPSTREAM_RETRIES", fallback: "2", check: int(0, 10), help: "retries of a failed upstream call before its first byte" },
   { key: "SHUTDOWN_GRACE_MS", fallback: "10000", check: int(0), help: "time in-flight requests get on shutdown" },
   { key: "PARLEY_DATA_DIR", check: noSpace, help: "SQLite database and local file store" },
   { key: "PARLEY_CONFIG_DIR", check: noSpace, help: "user configuration file" },
 ];
 
-const PROVIDER_NAMES: Record<string, ProviderName> = { alpha: "alpha", openai: "alpha", beta: "beta", bedrock: "beta" };
+const PROVIDER_NAMES: Record<string, ProviderName> = { alpha: "alpha", openai: "alpha", beta: "beta", bedrock: "beta", mock: "mock" };
 const BY_KEY = new Map(SETTINGS.map((s) => [s.key, s]));
 
 export class ConfigError extends Error {}
@@ -207,13 +215,18 @@ function toConfig(v: Record<string, string | undefined>): Config {
       maxUploadBytes: num("MAX_UPLOAD_BYTES"),
       contextMaxChars: num("FILE_CONTEXT_MAX_CHARS"),
     },
-    modelAliases: Object.fromEntries(splitList(v.MODEL_ALIASES ?? "").map((item) => splitOnce(item, "="))),
+    modelAliases: new Map(splitList(v.MODEL_ALIASES ?? "").map((item) => splitOnce(item, "="))),
     modelRoutes: splitList(v.MODEL_ROUTES ?? "").map((item) => {
       const [pattern, provider] = splitOnce(item, "=");
       return { pattern, provider: PROVIDER_NAMES[provider]! };
     }),
+    modelFallbacks: new Map(splitList(v.MODEL_FALLBACKS ?? "").map((item) => {
+      const [model, list] = splitOnce(item, "=");
+      return [model, list.split("|")];
+    })),
     rateLimitRpm: num("RATE_LIMIT_RPM"),
     upstreamTimeoutMs: num("UPSTREAM_TIMEOUT_MS"),
+    upstreamRetries: num("UPSTREAM_RETRIES"),
     shutdownGraceMs: num("SHUTDOWN_GRACE_MS"),
     dataDir: v.PARLEY_DATA_DIR!,
     configDir: v.PARLEY_CONFIG_DIR!,

@@ -12,7 +12,12 @@ export interface ErrorOptions {
   details?: string;
   /** Text from an upstream provider: shown to clients only when DEBUG=true. */
   upstream?: string;
+  /** The upstream's own HTTP status, when an upstream answered with an error. */
+  upstreamStatus?: number;
+  /** Another call to the upstream may succeed (contract 10): retried before the first byte, then fallbacks. */
   retryable?: boolean;
+  /** Seconds the upstream asked us to wait before trying again. */
+  retryAfter?: number;
   headers?: Record<string, string>;
 }
 
@@ -20,7 +25,9 @@ export interface ErrorOptions {
 export class GatewayError extends Error {
   readonly details?: string;
   readonly upstream?: string;
+  readonly upstreamStatus?: number;
   readonly retryable: boolean;
+  readonly retryAfter?: number;
   readonly headers: Record<string, string>;
 
   constructor(
@@ -32,7 +39,9 @@ export class GatewayError extends Error {
     super(message);
     this.details = options.details;
     this.upstream = options.upstream;
-    this.retryable = options.retryable ?? status >= 500;
+    this.upstreamStatus = options.upstreamStatus;
+    this.retryable = options.retryable ?? false;
+    this.retryAfter = options.retryAfter;
     this.headers = options.headers ?? {};
   }
 }

@@ -72,7 +72,7 @@ describe("derived settings", () => {
   test("scoped keys, aliases and routes are parsed", () => {
     const config = load({ API_KEYS: "k1:chat+models,k2:files:read", MODEL_ALIASES: "fast=gpt-4o-mini", MODEL_ROUTES: "llama*=alpha" });
     expect(config.apiKeys).toEqual([{ key: "k1", scopes: ["chat", "models"] }, { key: "k2", scopes: ["files:read"] }]);
-    expect(config.modelAliases).toEqual({ fast: "gpt-4o-mini" });
+    expect([...config.modelAliases]).toEqual([["fast", "gpt-4o-mini"]]);
     expect(config.modelRoutes).toEqual([{ pattern: "llama*", provider: "alpha" }]);
   });
 

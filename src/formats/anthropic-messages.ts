@@ -1,17 +1,16 @@
-import { GatewayError, invalidRequest, validationError } from "../errors.ts";
-import type { ChatReply, ChatRequest, Finish, FinishReason, Message, Part, SseEvent, Tool, ToolChoice } from "../ir.ts";
-import { finishFrom, randomId, usageTracker, type Codec, type StreamDecoder, type StreamEncoder } from "./codec.ts";
+import { validationError } from "../errors.ts";
+import type { ChatReply, ChatRequest, Finish, Message, Part, SseEvent, Tool, ToolChoice } from "../ir.ts";
+import { randomId, usageTracker, type Codec, type StreamEncoder } from "./codec.ts";
 import {
   fileIds, isObject, messageList, numberIn, objectList, optionalBoolean, optionalString, parseArguments, positiveInt, stringList,
   type Json,
 } from "./read.ts";
 
 /**
- * Anthropic Messages as AWS Bedrock serves it: the spec's `beta_messages` format, and the body of
- * Bedrock InvokeModel for `anthropic.*` models.
+ * Anthropic Messages as AWS Bedrock serves it: the spec's `beta_messages` format. (The Bedrock
+ * InvokeModel body for `anthropic.*` models lives with the Bedrock provider.)
  */
 
-const BEDROCK_ANTHROPIC_VERSION = "bedrock-2023-05-31";
 const DEFAULT_MAX_TOKENS = 4096;
 
 // ---- client request -> IR ----
@@ -129,22 +128,6 @@ function toStopReason(finish: Finish): string {
   }
 }
 
-const STOP_REASONS: Record<string, FinishReason> = {
-  end_turn: "stop",
-  pause_turn: "stop",
-  stop_sequence: "stop_sequence",
-  max_tokens: "length",
-  model_context_window_exceeded: "length",
-  tool_use: "tool_calls",
-  refusal: "content_filter",
-  guardrail_intervened: "content_filter",
-  content_filtered: "content_filter",
-};
-
-export function fromStopReason(raw: string | null | undefined, stopSequence?: string | null): Finish {
-  return { ...finishFrom(STOP_REASONS, raw), ...(stopSequence ? { stopSequence } : {}) };
-}
-
 const messageId = (id?: string) => (id?.startsWith("msg_") ? id : randomId("msg_"));
 
 function encodeContent(parts: Part[]): Json[] {
@@ -240,118 +223,4 @@ function streamEncoder(model: string): StreamEncoder {
   };
 }
 
-export const anthropicMessages: Codec = { decodeRequest, encodeReply, streamEncoder };
-
-// ---- IR -> Bedrock InvokeModel body for anthropic.* models, and its answers -> IR ----
-
-export function encodeRequest(request: ChatRequest): Json {
-  const tools = request.toolChoice?.type === "none" ? undefined : request.tools;
-  return {
-    anthropic_version: BEDROCK_ANTHROPIC_VERSION,
-    max_tokens: request.maxTokens ?? DEFAULT_MAX_TOKENS,
-    ...(request.system.length ? { system: request.system.join("\n\n") } : {}),
-    messages: request.messages.map((m) => ({ role: m.role, content: m.content.map(encodeBlock) })),
-    ...(request.temperature !== undefined ? { temperature: Math.min(request.temperature, 1) } : {}),
-    ...(request.topP !== undefined ? { top_p: request.topP } : {}),
-    ...(request.topK !== undefined ? { top_k: request.topK } : {}),
-    ...(request.stop?.length ? { stop_sequences: request.stop } : {}),
-    ...(tools?.length ? { tools: tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters })) } : {}),
-    ...(tools?.length && request.toolChoice ? { tool_choice: encodeToolChoice(request.toolChoice) } : {}),
-  };
-}
-
-function encodeBlock(part: Part): Json {
-  switch (part.type) {
-    case "text":
-      return { type: "text", text: part.text };
-    case "image":
-      return { type: "image", source: { type: "base64", media_type: part.mediaType, data: part.data } };
-    case "image_url":
-      throw invalidRequest("Remote image URLs cannot be sent to Bedrock: send the image inline as a base64 data URL.");
-    case "tool_call":
-      return { type: "tool_use", id: part.id, name: part.name, input: parseArguments(part.arguments, `tool call ${part.id}`) };
-    case "tool_result":
-      return { type: "tool_result", tool_use_id: part.toolCallId, content: part.content, ...(part.isError ? { is_error: true } : {}) };
-  }
-}
-
-function encodeToolChoice(choice: ToolChoice): Json {
-  switch (choice.type) {
-    case "required":
-      return { type: "any" };
-    case "tool":
-      return { type: "tool", name: choice.name };
-    default:
-      return { type: choice.type };
-  }
-}
-
-interface UpstreamReply {
-  id?: string;
-  content?: { type: string; text?: string; id?: string; name?: string; input?: unknown }[];
-  stop_reason?: string | null;
-  stop_sequence?: string | null;
-  usage?: { input_tokens?: number; output_tokens?: number };
-}
-
-export function decodeReply(body: UpstreamReply): ChatReply {
-  const content = (body.content ?? []).flatMap((b): Part[] => {
-    if (b.type === "text") return [{ type: "text", text: b.text ?? "" }];
-    if (b.type === "tool_use") return [{ type: "tool_call", id: b.id ?? "", name: b.name ?? "", arguments: JSON.stringify(b.input ?? {}) }];
-    return [];
-  });
-  return {
-    id: body.id,
-    content,
-    finish: fromStopReason(body.stop_reason, body.stop_sequence),
-    usage: body.usage ? { inputTokens: body.usage.input_tokens ?? 0, outputTokens: body.usage.output_tokens ?? 0 } : undefined,
-  };
-}
-
-type UpstreamEvent = Json & { type?: string };
-
-/** Anthropic stream events (as Bedrock wraps them in chunks) -> IR events. */
-export function streamDecoder(): StreamDecoder<UpstreamEvent> {
-  const tools = new Map<number, number>();
-  let toolCount = 0;
-  return (event) => {
-    switch (event.type) {
-      case "message_start": {
-        const message = isObject(event.message) ? event.message : {};
-        const usage = isObject(message.usage) ? message.usage : {};
-        return [{ type: "start", id: message.id as string | undefined, inputTokens: usage.input_tokens as number | undefined }];
-      }
-      case "content_block_start": {
-        const block = isObject(event.content_block) ? event.content_block : {};
-        if (block.type === "tool_use") {
-          tools.set(event.index as number, toolCount);
-          return [{ type: "tool_call", index: toolCount++, id: String(block.id ?? ""), name: String(block.name ?? "") }];
-        }
-        return block.type === "text" && block.text ? [{ type: "text", text: String(block.text) }] : [];
-      }
-      case "content_block_delta": {
-        const delta = isObject(event.delta) ? event.delta : {};
-        if (delta.type === "text_delta" && typeof delta.text === "string") return [{ type: "text", text: delta.text }];
-        const tool = tools.get(event.index as number);
-        if (delta.type === "input_json_delta" && tool !== undefined && typeof delta.partial_json === "string") {
-          return [{ type: "tool_args", index: tool, text: delta.partial_json }];
-        }
-        return [];
-      }
-      case "message_delta": {
-        const delta = isObject(event.delta) ? event.delta : {};
-        const usage = isObject(event.usage) ? event.usage : {};
-        return [
-          ...(delta.stop_reason ? [{ type: "finish" as const, finish: fromStopReason(delta.stop_reason as string, delta.stop_sequence as string | null) }] : []),
-          ...(typeof usage.output_tokens === "number" ? [{ type: "usage" as const, outputTokens: usage.output_tokens }] : []),
-        ];
-      }
-      case "error": {
-        const error = isObject(event.error) ? event.error : {};
-        throw new GatewayError(503, "service_unavailable_error", "The upstream failed during the stream.", { upstream: String(error.message ?? "") });
-      }
-      default:
-        return [];
-    }
-  };
-}
+export const anthropicMessages: Codec = { decodeRequest, encodeReply, streamEncoder, lastEvent: "message_stop" };

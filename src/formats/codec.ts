@@ -15,6 +15,8 @@ export interface Codec {
   decodeRequest(body: Json): ChatRequest;
   encodeReply(reply: ChatReply, model: string): unknown;
   streamEncoder(model: string, request: ChatRequest): StreamEncoder;
+  /** Text found in the last event of a complete stream: a stream passed through without it was cut short. */
+  lastEvent: string;
 }
 
 /** Turns one upstream stream chunk into IR events; keeps its own state in closures. */
@@ -43,4 +45,4 @@ export function usageTracker() {
 
 /** A wire format's finish reason -> IR, keeping the raw word; unknown words are "other". */
 export const finishFrom = (table: Record<string, FinishReason>, raw: string | null | undefined): Finish =>
-  ({ reason: table[raw ?? ""] ?? "other", raw: raw ?? "" });
+  ({ reason: raw && Object.hasOwn(table, raw) ? table[raw]! : "other", raw: raw ?? "" });

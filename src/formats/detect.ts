@@ -21,7 +21,7 @@ const NAMES: Record<string, FormatName> = {
 };
 
 export function formatName(value: string): FormatName {
-  const name = NAMES[value];
+  const name = Object.hasOwn(NAMES, value) ? NAMES[value] : undefined;
   if (!name) throw invalidRequest(`Unknown target_format '${value}'.`, `target_format: one of ${Object.keys(NAMES).join(", ")}`);
   return name;
 }

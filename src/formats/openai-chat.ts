@@ -1,12 +1,12 @@
 import { validationError } from "../errors.ts";
-import type { ChatReply, ChatRequest, Finish, FinishReason, Message, Part, SseEvent, Tool, ToolChoice, Usage } from "../ir.ts";
-import { finishFrom, randomId, usageTracker, type Codec, type StreamDecoder, type StreamEncoder } from "./codec.ts";
+import type { ChatReply, ChatRequest, Finish, Message, Part, SseEvent, Tool, ToolChoice, Usage } from "../ir.ts";
+import { randomId, usageTracker, type Codec, type StreamEncoder } from "./codec.ts";
 import {
   fileIds, isObject, messageList, numberIn, objectList, optionalBoolean, optionalString, parseDataUrl, positiveInt, stringList,
   type Json,
 } from "./read.ts";
 
-/** OpenAI Chat Completions: the spec's `alpha` format, and the wire format of the OpenAI provider. */
+/** OpenAI Chat Completions: the spec's `alpha` format. (The OpenAI provider's wire side lives with it.) */
 
 // ---- client request -> IR ----
 
@@ -133,18 +133,6 @@ function toFinishReason(finish: Finish): string {
   }
 }
 
-const FINISH_REASONS: Record<string, FinishReason> = {
-  stop: "stop",
-  length: "length",
-  tool_calls: "tool_calls",
-  function_call: "tool_calls",
-  content_filter: "content_filter",
-};
-
-function fromFinishReason(raw: string | null | undefined): Finish {
-  return finishFrom(FINISH_REASONS, raw);
-}
-
 const chatId = (id?: string) => (id?.startsWith("chatcmpl") ? id : randomId("chatcmpl-"));
 const now = () => Math.floor(Date.now() / 1000);
 const usageOf = (u: Usage) => ({ prompt_tokens: u.inputTokens, completion_tokens: u.outputTokens, total_tokens: u.inputTokens + u.outputTokens });
@@ -211,102 +199,4 @@ function streamEncoder(model: string, request: ChatRequest): StreamEncoder {
   };
 }
 
-export const openaiChat: Codec = { decodeRequest, encodeReply, streamEncoder };
-
-// ---- IR -> OpenAI upstream request, and its answers -> IR ----
-
-export function encodeRequest(request: ChatRequest, model: string): Json {
-  const messages: Json[] = request.system.map((content) => ({ role: "system", content }));
-  for (const message of request.messages) messages.push(...encodeMessage(message));
-  const reasoning = /^o\d/.test(model);
-  return {
-    model,
-    messages,
-    ...(request.maxTokens !== undefined ? { [reasoning ? "max_completion_tokens" : "max_tokens"]: request.maxTokens } : {}),
-    ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
-    ...(request.topP !== undefined ? { top_p: request.topP } : {}),
-    ...(request.stop?.length ? { stop: request.stop } : {}),
-    ...(request.tools?.length
-      ? { tools: request.tools.map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.parameters } })) }
-      : {}),
-    ...(request.toolChoice ? { tool_choice: encodeToolChoice(request.toolChoice) } : {}),
-    ...(request.stream ? { stream: true, stream_options: { include_usage: true } } : {}),
-  };
-}
-
-function encodeMessage(message: Message): Json[] {
-  if (message.role === "assistant") {
-    const text = message.content.filter((p) => p.type === "text").map((p) => p.text).join("");
-    const calls = message.content.flatMap((p) =>
-      p.type === "tool_call" ? [{ id: p.id, type: "function", function: { name: p.name, arguments: p.arguments } }] : [],
-    );
-    return [{ role: "assistant", content: text || (calls.length ? null : ""), ...(calls.length ? { tool_calls: calls } : {}) }];
-  }
-  const results = message.content.flatMap((p) => (p.type === "tool_result" ? [{ role: "tool", tool_call_id: p.toolCallId, content: p.content }] : []));
-  const rest = message.content.filter((p) => p.type !== "tool_result");
-  if (rest.length === 0) return results;
-  const simple = rest.every((p) => p.type === "text");
-  const content = simple
-    ? rest.map((p) => (p.type === "text" ? p.text : "")).join("")
-    : rest.map((p) =>
-        p.type === "text" ? { type: "text", text: p.text }
-        : p.type === "image" ? { type: "image_url", image_url: { url: `data:${p.mediaType};base64,${p.data}` } }
-        : p.type === "image_url" ? { type: "image_url", image_url: { url: p.url } }
-        : { type: "text", text: "" },
-      );
-  return [...results, { role: "user", content }];
-}
-
-function encodeToolChoice(choice: ToolChoice): unknown {
-  return choice.type === "tool" ? { type: "function", function: { name: choice.name } } : choice.type;
-}
-
-interface UpstreamReply {
-  id?: string;
-  choices?: { message?: { content?: string | null; tool_calls?: { id: string; function: { name: string; arguments: string } }[] }; finish_reason?: string | null }[];
-  usage?: { prompt_tokens?: number; completion_tokens?: number } | null;
-}
-
-export function decodeReply(body: UpstreamReply): ChatReply {
-  const choice = body.choices?.[0];
-  const content: Part[] = choice?.message?.content ? [{ type: "text", text: choice.message.content }] : [];
-  for (const call of choice?.message?.tool_calls ?? []) {
-    content.push({ type: "tool_call", id: call.id, name: call.function.name, arguments: call.function.arguments });
-  }
-  return { id: body.id, content, finish: fromFinishReason(choice?.finish_reason), usage: decodeUsage(body.usage) };
-}
-
-function decodeUsage(usage: UpstreamReply["usage"]): Usage | undefined {
-  return usage ? { inputTokens: usage.prompt_tokens ?? 0, outputTokens: usage.completion_tokens ?? 0 } : undefined;
-}
-
-interface UpstreamChunk {
-  id?: string;
-  choices?: {
-    delta?: { content?: string | null; tool_calls?: { index?: number; id?: string; function?: { name?: string; arguments?: string } }[] };
-    finish_reason?: string | null;
-  }[];
-  usage?: UpstreamReply["usage"];
-}
-
-export function streamDecoder(): StreamDecoder<UpstreamChunk> {
-  let started = false;
-  return (chunk) => {
-    const events: ReturnType<StreamDecoder<UpstreamChunk>> = [];
-    if (!started) {
-      started = true;
-      events.push({ type: "start", id: chunk.id });
-    }
-    const choice = chunk.choices?.[0];
-    if (choice?.delta?.content) events.push({ type: "text", text: choice.delta.content });
-    for (const call of choice?.delta?.tool_calls ?? []) {
-      const index = call.index ?? 0;
-      if (call.id || call.function?.name) events.push({ type: "tool_call", index, id: call.id ?? "", name: call.function?.name ?? "" });
-      if (call.function?.arguments) events.push({ type: "tool_args", index, text: call.function.arguments });
-    }
-    if (choice?.finish_reason) events.push({ type: "finish", finish: fromFinishReason(choice.finish_reason) });
-    const usage = decodeUsage(chunk.usage);
-    if (usage) events.push({ type: "usage", ...usage });
-    return events;
-  };
-}
+export const openaiChat: Codec = { decodeRequest, encodeReply, streamEncoder, lastEvent: "[DONE]" };

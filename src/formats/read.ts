@@ -81,3 +81,7 @@ export function parseArguments(text: string, where: string): Record<string, unkn
   } catch {}
   throw invalidRequest(`Tool call arguments in ${where} are not a JSON object.`);
 }
+
+/** Tolerant readers for upstream JSON: the value when it has the type, else undefined. */
+export const stringOr = (value: unknown) => (typeof value === "string" ? value : undefined);
+export const numberOr = (value: unknown) => (typeof value === "number" && Number.isFinite(value) ? value : undefined);

@@ -1,9 +1,9 @@
 import { invalidRequest } from "../errors.ts";
-import { textOf, type ChatReply, type ChatRequest, type Finish, type FinishReason, type Message } from "../ir.ts";
-import { finishFrom, usageTracker, type Codec, type StreamDecoder, type StreamEncoder } from "./codec.ts";
+import { textOf, type ChatReply, type ChatRequest, type Finish, type Message } from "../ir.ts";
+import { usageTracker, type Codec, type StreamEncoder } from "./codec.ts";
 import { fileIds, isObject, numberIn, optionalBoolean, optionalString, positiveInt, stringList, type Json } from "./read.ts";
 
-/** Amazon Titan Text: the spec's `beta_textgen` format, and the body of Bedrock InvokeModel for it. */
+/** Amazon Titan Text: the spec's `beta_textgen` format. (The Bedrock InvokeModel body lives with the Bedrock provider.) */
 
 const LABEL = /^(User|Bot):[ \t]?/gm;
 
@@ -61,17 +61,6 @@ function toCompletionReason(finish: Finish): string {
   }
 }
 
-const COMPLETION_REASONS: Record<string, FinishReason> = {
-  FINISH: "stop",
-  STOP_CRITERIA_MET: "stop_sequence",
-  LENGTH: "length",
-  CONTENT_FILTERED: "content_filter",
-};
-
-function fromCompletionReason(raw: string | null | undefined): Finish {
-  return finishFrom(COMPLETION_REASONS, raw);
-}
-
 function encodeReply(reply: ChatReply) {
   return {
     inputTextTokenCount: reply.usage?.inputTokens ?? 0,
@@ -112,67 +101,4 @@ function streamEncoder(): StreamEncoder {
   };
 }
 
-export const titanText: Codec = { decodeRequest, encodeReply, streamEncoder };
-
-// ---- IR -> Bedrock InvokeModel body for amazon.titan-text-*, and its answers -> IR ----
-
-export function encodeRequest(request: ChatRequest): Json {
-  if (request.tools?.length) throw invalidRequest("Titan Text models do not support tools.");
-  const turns = request.messages.map((m) => {
-    if (m.content.some((p) => p.type !== "text")) throw invalidRequest("Titan Text models take text only: no images, tool calls or tool results.");
-    return `${m.role === "user" ? "User" : "Bot"}: ${textOf(m.content)}`;
-  });
-  const system = request.system.join("\n\n");
-  const inputText = `${system ? `${system}\n\n` : ""}${turns.join("\n")}\nBot:`;
-  const config: Json = {
-    ...(request.maxTokens !== undefined ? { maxTokenCount: request.maxTokens } : {}),
-    ...(request.temperature !== undefined ? { temperature: Math.min(request.temperature, 1) } : {}),
-    ...(request.topP !== undefined ? { topP: request.topP } : {}),
-    ...(request.stop?.length ? { stopSequences: request.stop } : {}),
-  };
-  return { inputText, textGenerationConfig: config };
-}
-
-interface UpstreamReply {
-  inputTextTokenCount?: number;
-  results?: { tokenCount?: number; outputText?: string; completionReason?: string }[];
-}
-
-export function decodeReply(body: UpstreamReply): ChatReply {
-  const result = body.results?.[0];
-  return {
-    content: [{ type: "text", text: result?.outputText ?? "" }],
-    finish: fromCompletionReason(result?.completionReason),
-    usage: { inputTokens: body.inputTextTokenCount ?? 0, outputTokens: result?.tokenCount ?? 0 },
-  };
-}
-
-interface UpstreamChunk {
-  outputText?: string;
-  totalOutputTextTokenCount?: number | null;
-  completionReason?: string | null;
-  inputTextTokenCount?: number | null;
-  "amazon-bedrock-invocationMetrics"?: { inputTokenCount?: number; outputTokenCount?: number };
-}
-
-export function streamDecoder(): StreamDecoder<UpstreamChunk> {
-  let started = false;
-  return (chunk) => {
-    const events: ReturnType<StreamDecoder<UpstreamChunk>> = [];
-    if (!started) {
-      started = true;
-      events.push({ type: "start", inputTokens: chunk.inputTextTokenCount ?? undefined });
-    }
-    if (chunk.outputText) events.push({ type: "text", text: chunk.outputText });
-    if (chunk.completionReason) {
-      const metrics = chunk["amazon-bedrock-invocationMetrics"];
-      events.push({ type: "finish", finish: fromCompletionReason(chunk.completionReason) });
-      events.push({
-        type: "usage",
-        inputTokens: metrics?.inputTokenCount ?? chunk.inputTextTokenCount ?? undefined,
-        outputTokens: metrics?.outputTokenCount ?? chunk.totalOutputTextTokenCount ?? undefined,
-      });
-    }
-    return events;
-  };
-}
+export const titanText: Codec = { decodeRequest, encodeReply, streamEncoder, lastEvent: '"completionReason":"' };

@@ -26,6 +26,11 @@ const KNOWN: [ProviderName, string, string, string][] = [
   ["beta", "meta.llama3-1-70b-instruct-v1:0", "meta", "2024-07-23"],
   ["beta", "mistral.mistral-large-2407-v1:0", "mistral", "2024-07-24"],
   ["beta", "cohere.command-r-plus-v1:0", "cohere", "2024-04-29"],
+  ["mock", "mock", "parley", "2026-11-22"],
+  ["mock", "mock/tools", "parley", "2026-11-22"],
+  ["mock", "mock/slow", "parley", "2026-11-22"],
+  ["mock", "mock/error-429", "parley", "2026-11-22"],
+  ["mock", "mock/error-503", "parley", "2026-11-22"],
 ];
 
 const unix = (day: string) => Math.floor(Date.parse(day) / 1000);
@@ -33,7 +38,7 @@ const unix = (day: string) => Math.floor(Date.parse(day) / 1000);
 /** The models of the configured providers, with the default model and aliases added. */
 export function listModels(config: Config, configured: Record<ProviderName, boolean>): ModelInfo[] {
   const models = KNOWN.filter(([provider]) => configured[provider]).map(([, id, owner, day]) => model(id, owner, unix(day)));
-  const extra = [config.alpha.defaultModel, ...Object.keys(config.modelAliases)].filter(
+  const extra = [config.alpha.defaultModel, ...config.modelAliases.keys()].filter(
     (id): id is string => !!id && !models.some((m) => m.id === id),
   );
   return [...models, ...extra.map((id) => model(id, "parley", 0))];

@@ -1,9 +1,33 @@
+import type { ProviderName } from "../config.ts";
 import type { ChatReply, ChatRequest, StreamEvent } from "../ir.ts";
+
+/** A client dialect a provider may take in its own wire format, with no conversion. */
+export type Dialect = "openai-chat";
+
+/** A same-family call: the client's body goes up as sent (or with the few edits the upstream needs). */
+export interface NativeCall {
+  body: string;
+  model: string;
+  stream: boolean;
+  signal: AbortSignal;
+}
+
+/**
+ * A native answer: the upstream's reply, already in the client's dialect. A JSON reply is read
+ * whole and shape-checked by the provider; a stream's bytes are handed on as they come.
+ */
+export type NativeReply =
+  | { kind: "json"; bytes: ArrayBuffer; contentType: string }
+  /** `failure` tells what an error reading the body means (a dropped connection, silence). */
+  | { kind: "stream"; body: ReadableStream<Uint8Array>; contentType: string; failure: (error: unknown) => Error };
 
 /** A provider turns the internal request into its wire call, and the answer back into IR. */
 export interface Provider {
+  readonly name: ProviderName;
+  /** How errors and logs name it. */
+  readonly label: string;
   complete(request: ChatRequest, model: string, signal: AbortSignal): Promise<ChatReply>;
   stream(request: ChatRequest, model: string, signal: AbortSignal): AsyncIterable<StreamEvent>;
-  /** Sends the client's body unchanged and hands back the upstream's response: no conversion needed. */
-  passthrough?(body: string, signal: AbortSignal): Promise<Response>;
+  /** Same-family fast paths, by the client dialect they take. */
+  native?: Partial<Record<Dialect, (call: NativeCall) => Promise<NativeReply>>>;
 }

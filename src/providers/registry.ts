@@ -2,26 +2,29 @@ import type { Config, ProviderName } from "../config.ts";
 import { unavailable } from "../errors.ts";
 import type { Provider } from "./provider.ts";
 
-/** What a provider needs before parley can call it, and the variable that supplies it. */
+/** What a provider needs before parley can call it; the mock needs nothing. */
 export function configuredProviders(config: Config): Record<ProviderName, boolean> {
   return {
     alpha: !!config.alpha.apiKey || config.alpha.custom,
     beta: !!config.beta.region,
+    mock: true,
   };
 }
 
 const MISSING: Record<ProviderName, string> = {
   alpha: "OpenAI is not configured: set ALPHA_API_KEY (or ALPHA_BASE_URL for an OpenAI-compatible server).",
   beta: "AWS Bedrock is not configured: set BETA_REGION and credentials (BETA_ACCESS_KEY_ID and BETA_SECRET_ACCESS_KEY, or BETA_PROFILE).",
+  mock: "",
 };
 
-/** Providers are built on first use, so a server that never calls Bedrock never loads the AWS SDK. */
+/** Providers are built on first use, so a server that never calls Bedrock never loads its code. */
 export function createProviders(config: Config) {
   const configured = configuredProviders(config);
   const built = new Map<ProviderName, Promise<Provider>>();
   const load: Record<ProviderName, () => Promise<Provider>> = {
-    alpha: () => import("./openai.ts").then((m) => m.createOpenAIProvider(config)),
-    beta: () => import("./bedrock.ts").then((m) => m.createBedrockProvider(config)),
+    alpha: () => import("./openai/provider.ts").then((m) => m.createOpenAIProvider(config)),
+    beta: () => import("./bedrock/provider.ts").then((m) => m.createBedrockProvider(config)),
+    mock: () => import("./mock/provider.ts").then((m) => m.createMockProvider()),
   };
   return function provider(name: ProviderName): Promise<Provider> {
     if (!configured[name]) throw unavailable(MISSING[name]);

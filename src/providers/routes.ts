@@ -8,6 +8,7 @@ const BUILT_IN: [RegExp, ProviderName][] = [
   [/^(gpt-|text-|dall-e-|chatgpt-|o1|o3|o4|ft:)/, "alpha"],
   [new RegExp(`^((${BEDROCK_GEOS})\\.)?(${BEDROCK_VENDORS})\\.`), "beta"],
   [/^arn:aws:bedrock:/, "beta"],
+  [/^mock(\/|$)/, "mock"],
 ];
 
 export interface Route {
@@ -24,9 +25,11 @@ export function createRouter(config: Pick<Config, "modelAliases" | "modelRoutes"
   const table = [...custom, ...BUILT_IN];
 
   return function route(requested: string): Route {
-    const model = config.modelAliases[requested] ?? requested;
+    const model = config.modelAliases.get(requested) ?? requested;
     const match = table.find(([pattern]) => pattern.test(model));
-    if (!match) throw notFound(`The model '${requested}' does not exist or is not routed to any provider.`);
+    if (!match) {
+      throw notFound(`The model '${requested}' is not routed to any provider: use a known id (GET /v1/models), or route it with MODEL_ROUTES (pattern=alpha|beta) or MODEL_ALIASES (alias=model).`);
+    }
     return { requested, model, provider: match[1] };
   };
 }

@@ -3,7 +3,7 @@ import { detectFormat } from "../../src/formats/detect.ts";
 import { testApp } from "../lib/app.ts";
 import { readSse, startGateway } from "../lib/gateway.ts";
 
-const gateway = await startGateway();
+const gateway = await startGateway({ UPSTREAM_RETRIES: "0" });
 afterAll(() => gateway.stop());
 beforeEach(() => gateway.reset());
 
@@ -148,7 +148,7 @@ describe("upstream errors map onto the contract", () => {
   test("DEBUG=true shows the upstream's text in details; otherwise it stays out", async () => {
     gateway.openai.next({ kind: "error", status: 500, message: "secret-ish upstream trace" });
     expect(JSON.stringify(await (await post({ model: "gpt-4o", messages: hello })).json())).not.toContain("secret-ish");
-    const debug = await startGateway({ DEBUG: "true" });
+    const debug = await startGateway({ DEBUG: "true", UPSTREAM_RETRIES: "0" });
     try {
       debug.openai.next({ kind: "error", status: 500, message: "secret-ish upstream trace" });
       const error = await expectError(await debug.json("/v1/chat/completions", { model: "gpt-4o", messages: hello }), 503, "service_unavailable_error");
@@ -169,7 +169,7 @@ describe("upstream errors map onto the contract", () => {
   });
 
   test("an upstream that sends nothing within UPSTREAM_TIMEOUT_MS is 504, for both providers", async () => {
-    const slow = await startGateway({ UPSTREAM_TIMEOUT_MS: "300" });
+    const slow = await startGateway({ UPSTREAM_TIMEOUT_MS: "300", UPSTREAM_RETRIES: "0" });
     try {
       for (const body of [{ model: "gpt-4o", messages: hello }, { model: "gpt-4o", messages: hello, stream: true }, { model: "gpt-4o", messages: hello, system: "converted" }]) {
         slow.openai.next({ kind: "hang" });
@@ -187,7 +187,7 @@ describe("upstream errors map onto the contract", () => {
   });
 
   test("a stream that goes silent for longer than UPSTREAM_TIMEOUT_MS is cut with an error event", async () => {
-    const slow = await startGateway({ UPSTREAM_TIMEOUT_MS: "1000" });
+    const slow = await startGateway({ UPSTREAM_TIMEOUT_MS: "1000", UPSTREAM_RETRIES: "0" });
     try {
       slow.openai.next({ kind: "stream", chunks: ["a", "b"], gapMs: 30_000 });
       const started = performance.now();

@@ -2,7 +2,7 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { bedrockEndpoint } from "../../src/providers/bedrock-transport.ts";
+import { bedrockEndpoint } from "../../src/providers/bedrock/transport.ts";
 import { startGateway } from "../lib/gateway.ts";
 
 // A credentials file of this file's own, so other tests still see a machine without AWS credentials.

@@ -70,7 +70,7 @@ describe("the error envelope for the framework's own failures", () => {
 describe("health", () => {
   test("/health has the spec's fields and tells configured from not configured", async () => {
     const body = await (await call("/health", { key: null })).json();
-    expect(body).toEqual({ status: "healthy", timestamp: expect.any(String), version: expect.stringMatching(/^\d+\.\d+\.\d+/), services: { alpha: "available", beta: "not_configured" } });
+    expect(body).toEqual({ status: "healthy", timestamp: expect.any(String), version: expect.stringMatching(/^\d+\.\d+\.\d+/), services: { alpha: "available", beta: "not_configured", mock: "available" } });
     expect(new Date(body.timestamp).toISOString()).toBe(body.timestamp);
   });
 

@@ -7,7 +7,7 @@ import { App } from "../../tui/app.tsx";
 import { createClient } from "../../tui/client.ts";
 import { startGateway, TEST_KEY } from "../lib/gateway.ts";
 
-const gateway = await startGateway({ RATE_LIMIT_RPM: "0" });
+const gateway = await startGateway({ RATE_LIMIT_RPM: "0", UPSTREAM_RETRIES: "0" });
 const url = gateway.listen();
 afterAll(() => gateway.stop());
 beforeEach(() => gateway.reset());
@@ -132,6 +132,7 @@ describe("slash commands", () => {
     await ui.until((f) => f.includes("Pick a model"), "the picker");
     expect(ui.frame()).toContain("gpt-4o-mini");
     await ui.type(DOWN);
+    await ui.until((f) => f.includes("❯ gpt-4o-mini"), "the highlight on the next model");
     await ui.type(ENTER);
     await ui.until((f) => f.includes("parley · gpt-4o-mini"), "the picked model");
   });

@@ -2,7 +2,7 @@ import { Elysia, sse } from "elysia";
 import type { Chat } from "../../chat.ts";
 import { invalidRequest } from "../../errors.ts";
 import { auth, type Guard } from "../auth.ts";
-import { note } from "../edge.ts";
+import { note, REQUEST_ID } from "../edge.ts";
 
 const DESCRIPTION = `One endpoint, three request formats: OpenAI Chat Completions (alpha), Anthropic Messages
 (beta_messages, detected by anthropic_version / vendor_version or Anthropic-only fields) and Titan Text
@@ -16,21 +16,23 @@ export function chatRoutes(chat: Chat, guard: Guard) {
       "/v1/chat/completions",
       async ({ request, query, set }) => {
         const raw = await request.text();
+        const headers = set.headers as Record<string, string>;
         const outcome = await chat({
-          body: parseJson(raw), raw, targetFormat: query.target_format, signal: request.signal, observe: (info) => note(set, info),
+          body: parseJson(raw), raw, targetFormat: query.target_format, signal: request.signal,
+          requestId: headers[REQUEST_ID], observe: (info) => note(set, info),
         });
+        Object.assign(headers, outcome.headers);
         switch (outcome.kind) {
           case "json":
             return outcome.body;
-          case "passthrough": {
-            const { response, stream } = outcome;
-            const type = response.headers.get("content-type") ?? (stream ? "text/event-stream" : "application/json");
-            // A whole JSON reply goes out in one write; a stream's bytes are piped on as they come.
-            set.headers["content-type"] = type;
-            if (!stream) return await response.arrayBuffer();
-            set.headers["cache-control"] = "no-cache";
-            return new Response(response.body, { headers: set.headers as Record<string, string> });
-          }
+          case "bytes":
+            // A whole JSON reply goes out in one write, as the upstream wrote it.
+            headers["content-type"] = outcome.contentType;
+            return outcome.bytes;
+          case "stream":
+            headers["content-type"] = outcome.contentType;
+            headers["cache-control"] = "no-cache";
+            return new Response(outcome.body, { headers });
           case "events":
             return (async function* () {
               for await (const event of outcome.events) yield sse(event as { event?: string; data: unknown });

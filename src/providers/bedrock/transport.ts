@@ -1,11 +1,12 @@
 import { EventStreamCodec, getChunkedStream } from "@smithy/core/event-streams";
-import { credentialProvider, type Credentials } from "../aws.ts";
-import type { Config } from "../config.ts";
-import { GatewayError } from "../errors.ts";
+import { credentialProvider, type Credentials } from "../../aws.ts";
+import type { Config } from "../../config.ts";
+import { GatewayError } from "../../errors.ts";
+import { isObject } from "../../formats/read.ts";
+import { badShape, fetchFailed, fromUpstreamStatus, parseUpstreamJson, readUpstreamJson, unreachable, type Upstream } from "../upstream-errors.ts";
 import { createSigner } from "./sigv4.ts";
-import { fetchFailed, fromUpstreamStatus, parseUpstreamJson, readUpstreamJson, unreachable } from "./upstream-errors.ts";
 
-const NAME = "AWS Bedrock";
+const CREDENTIALS = "BETA_ACCESS_KEY_ID and BETA_SECRET_ACCESS_KEY, or BETA_PROFILE";
 
 export type Action = "invoke" | "invoke-with-response-stream" | "converse" | "converse-stream";
 
@@ -25,18 +26,20 @@ export function createBedrockTransport(beta: Config["beta"], timeout: number) {
   const provide = credentialProvider(beta);
   const base = bedrockEndpoint(beta);
   const prefix = base.pathname.replace(/\/$/, "");
+  const up: Upstream = { label: "AWS Bedrock", url: base.origin, credentials: CREDENTIALS };
   let credentials: Credentials | undefined;
 
-  return async function post(modelId: string, action: Action, body: string, signal: AbortSignal): Promise<Response> {
-    if (!credentials || expiresSoon(credentials)) credentials = await provide().catch(credentialsMissing);
+  const post = async function post(modelId: string, action: Action, body: string, signal: AbortSignal): Promise<Response> {
+    if (!credentials || expiresSoon(credentials)) credentials = await provide().catch((error) => credentialsMissing(up, error));
     const path = `${prefix}/model/${encodeURIComponent(modelId)}/${action}`;
     const accept = action.endsWith("stream") ? "application/vnd.amazon.eventstream" : "application/json";
     const headers = sign(base.host, path, accept, body, credentials);
     // Bun's idle timeout for the socket: closes a call the gateway gave up on (see firstByte in chat.ts).
-    const response = await fetch(base.origin + path, { method: "POST", headers, body, signal, timeout }).catch(rethrow);
-    if (!response.ok) throw await httpError(response);
+    const response = await fetch(base.origin + path, { method: "POST", headers, body, signal, timeout }).catch((error) => fetchFailed(up, error));
+    if (!response.ok) throw await httpError(up, response);
     return response;
   };
+  return { up, post, events: (response: Response) => events(up, response), json: (response: Response) => readUpstreamJson(up, response) };
 }
 
 /** BETA_ENDPOINT_URL, else the region's public endpoint; other partitions' can be given as the former. */
@@ -55,27 +58,31 @@ const codec = new EventStreamCodec((bytes) => new TextDecoder().decode(bytes), (
 const utf8 = new TextDecoder();
 
 /** The frames of a Bedrock event stream, decoded and checksummed; an exception frame throws. */
-export async function* events(response: Response): AsyncGenerator<BedrockEvent> {
+async function* events(up: Upstream, response: Response): AsyncGenerator<BedrockEvent> {
   try {
     for await (const frame of getChunkedStream(response.body as unknown as AsyncIterable<Uint8Array>)) {
-      const { headers, body } = codec.decode(frame);
+      const { headers, body } = decodeFrame(up, frame);
       const kind = headers[":message-type"]?.value;
-      const payload = parseJson(utf8.decode(body)) as Record<string, unknown>;
+      const payload = parseUpstreamJson(up, utf8.decode(body));
+      if (!isObject(payload)) throw badShape(up, "an event whose payload is not an object", utf8.decode(body));
       if (kind === "event") yield { type: String(headers[":event-type"]?.value), body: payload };
-      else if (kind === "exception") throw awsError(String(headers[":exception-type"]?.value), undefined, String(payload.message ?? "The model stream failed."));
-      else throw awsError(String(headers[":error-code"]?.value), undefined, String(headers[":error-message"]?.value ?? "The model stream failed."));
+      else if (kind === "exception") throw awsError(up, String(headers[":exception-type"]?.value), undefined, String(payload.message ?? "The model stream failed."));
+      else throw awsError(up, String(headers[":error-code"]?.value), undefined, String(headers[":error-message"]?.value ?? "The model stream failed."));
     }
   } catch (error) {
-    rethrow(error);
+    fetchFailed(up, error, true);
   }
 }
 
-/** A whole JSON reply's body. */
-export const replyJson = (response: Response) => readUpstreamJson(NAME, response);
+function decodeFrame(up: Upstream, frame: Uint8Array) {
+  try {
+    return codec.decode(frame);
+  } catch (error) {
+    throw badShape(up, `a broken event-stream frame (${error instanceof Error ? error.message : String(error)})`);
+  }
+}
 
-export const parseJson = (text: string) => parseUpstreamJson(NAME, text);
-
-const STATUS_BY_NAME: Record<string, number> = {
+const STATUS_BY_NAME = new Map<string, number>(Object.entries({
   ThrottlingException: 429,
   ServiceQuotaExceededException: 429,
   ModelTimeoutException: 504,
@@ -90,33 +97,36 @@ const STATUS_BY_NAME: Record<string, number> = {
   ServiceUnavailableException: 503,
   ModelNotReadyException: 503,
   ModelErrorException: 503,
-};
+}));
+/** AWS errors worth another try (contract 10); the rest are final whatever their status. */
+const RETRYABLE = new Set(["ThrottlingException", "ServiceUnavailableException", "ModelNotReadyException", "InternalServerException", "ModelTimeoutException"]);
 
 /** AWS names errors in `x-amzn-ErrorType` (HTTP) or `:exception-type` (stream, camelCase). */
-function awsError(name: string, status: number | undefined, message: string, retryAfter?: string | null): GatewayError {
-  const known = STATUS_BY_NAME[name.charAt(0).toUpperCase() + name.slice(1)];
-  return fromUpstreamStatus(NAME, known ?? status ?? 503, message, retryAfter);
+function awsError(up: Upstream, name: string, status: number | undefined, message: string, retryAfter?: string | null): GatewayError {
+  const type = name.charAt(0).toUpperCase() + name.slice(1);
+  const known = STATUS_BY_NAME.get(type);
+  return fromUpstreamStatus(up, known ?? status ?? 503, message, retryAfter, known === undefined ? undefined : RETRYABLE.has(type));
 }
 
-async function httpError(response: Response): Promise<GatewayError> {
+async function httpError(up: Upstream, response: Response): Promise<GatewayError> {
   const text = await response.text().catch(() => "");
-  let body: { message?: string; Message?: string; __type?: string } = {};
+  let body: Record<string, unknown> = {};
   try {
-    body = JSON.parse(text);
+    const parsed = JSON.parse(text);
+    if (isObject(parsed)) body = parsed;
   } catch {
     // not JSON: the text itself is the message
   }
   // "ValidationException:http://internal..." or "com.amazon.bedrock#ValidationException"
-  const name = (response.headers.get("x-amzn-errortype") ?? body.__type ?? "").split(":")[0]!.split("#").at(-1)!;
-  return awsError(name, response.status, body.message ?? body.Message ?? text.slice(0, 500), response.headers.get("retry-after"));
+  const name = (response.headers.get("x-amzn-errortype") ?? String(body.__type ?? "")).split(":")[0]!.split("#").at(-1)!;
+  const message = body.message ?? body.Message;
+  return awsError(up, name, response.status, typeof message === "string" ? message : text.slice(0, 500), response.headers.get("retry-after"));
 }
 
-function credentialsMissing(error: unknown): never {
+function credentialsMissing(up: Upstream, error: unknown): never {
   const e = error as { name?: string; message?: string };
   if (e?.name === "CredentialsProviderError") {
-    throw new GatewayError(503, "service_unavailable_error", "AWS Bedrock is not configured: set BETA_ACCESS_KEY_ID and BETA_SECRET_ACCESS_KEY, or BETA_PROFILE.", { upstream: e.message });
+    throw new GatewayError(503, "service_unavailable_error", `AWS Bedrock is not configured: set ${CREDENTIALS}.`, { upstream: e.message });
   }
-  throw unreachable(NAME, e?.message ?? String(error));
+  throw unreachable(up, e?.message ?? String(error));
 }
-
-const rethrow = (error: unknown) => fetchFailed(NAME, error);

@@ -1,0 +1,49 @@
+import { GatewayError } from "./errors.ts";
+
+/** Contract 10: exponential backoff with full jitter, 250 ms base, 8 s cap; Retry-After up to the cap. */
+const BASE_MS = 250;
+const CAP_MS = 8000;
+
+/**
+ * Calls `attempt` for each model in turn: up to 1 + `retries` times while it fails with a
+ * retryable error, then the next model (a fallback). Any other error, or the client leaving,
+ * ends it at once; when every model is spent, the last error stands.
+ */
+export async function inTurn<T>(models: string[], retries: number, signal: AbortSignal, attempt: (model: string) => Promise<T>): Promise<T> {
+  let last: GatewayError | undefined;
+  for (const model of models) {
+    for (let n = 0; n <= retries; n++) {
+      if (n > 0) await pause(backoff(n, last!), signal);
+      try {
+        return await attempt(model);
+      } catch (error) {
+        if (!(error instanceof GatewayError) || !error.retryable || signal.aborted) throw error;
+        last = error;
+      }
+    }
+  }
+  throw last;
+}
+
+/** How long to wait before retry number `n` (1, 2, …) after `error`. */
+export function backoff(n: number, error: GatewayError): number {
+  const jitter = Math.random() * Math.min(CAP_MS, BASE_MS * 2 ** (n - 1));
+  return Math.min(CAP_MS, Math.max(jitter, (error.retryAfter ?? 0) * 1000));
+}
+
+/** A wait that ends at once, with the abort, when the client leaves. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const done = () => {
+      signal.removeEventListener("abort", abort);
+      resolve();
+    };
+    const abort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", abort, { once: true });
+  });
+}

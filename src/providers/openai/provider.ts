@@ -1,0 +1,89 @@
+import { createParser } from "eventsource-parser";
+import type { Config } from "../../config.ts";
+import { GatewayError } from "../../errors.ts";
+import type { Provider } from "../provider.ts";
+import { fetchError, fetchFailed, fromUpstreamStatus, parseUpstreamJson, type Upstream } from "../upstream-errors.ts";
+import { decodeReply, encodeRequest, streamDecoder } from "./wire.ts";
+
+/**
+ * OpenAI, or any server that speaks its API (Ollama, vLLM, LM Studio) via ALPHA_BASE_URL.
+ * Plain fetch: the call is one POST, and the SDK's per-call machinery cost more than the rest of
+ * a proxied request.
+ */
+export function createOpenAIProvider(config: Config): Provider {
+  const url = `${config.alpha.baseUrl}/chat/completions`;
+  const up: Upstream = { label: "OpenAI upstream", url: config.alpha.baseUrl, credentials: "ALPHA_API_KEY (or OPENAI_API_KEY)" };
+  // Local OpenAI-compatible servers often need no key at all.
+  const headers = { authorization: `Bearer ${config.alpha.apiKey ?? "none"}`, "content-type": "application/json", accept: "application/json, text/event-stream" };
+  // Bun's idle timeout for the socket: closes a call the gateway gave up on (see firstByte in chat.ts).
+  const timeout = config.upstreamTimeoutMs;
+  const post = async (body: string, signal: AbortSignal) => {
+    const response = await fetch(url, { method: "POST", body, headers, signal, timeout }).catch((error) => fetchFailed(up, error));
+    if (!response.ok) throw fromUpstreamStatus(up, response.status, await upstreamMessage(response), response.headers.get("retry-after"));
+    return response;
+  };
+  const readBody = (response: Response) => response.arrayBuffer().catch((error) => fetchFailed(up, error, true));
+
+  return {
+    name: "alpha",
+    label: up.label,
+
+    async complete(request, model, signal) {
+      const response = await post(JSON.stringify(encodeRequest({ ...request, stream: false }, model)), signal);
+      return decodeReply(parseUpstreamJson(up, new TextDecoder().decode(await readBody(response))), up);
+    },
+
+    async *stream(request, model, signal) {
+      const response = await post(JSON.stringify(encodeRequest({ ...request, stream: true }, model)), signal);
+      const decode = streamDecoder(up);
+      let events: string[] = [];
+      const parser = createParser({
+        onEvent: ({ data }) => {
+          if (data !== "[DONE]") events.push(data);
+        },
+      });
+      const text = new TextDecoder();
+      try {
+        for await (const bytes of response.body as AsyncIterable<Uint8Array>) {
+          parser.feed(text.decode(bytes, { stream: true }));
+          const ready = events;
+          events = [];
+          for (const data of ready) yield* decode(parseChunk(up, data));
+        }
+      } catch (error) {
+        fetchFailed(up, error, true);
+      }
+    },
+
+    native: {
+      /** The client's body as sent; the reply's bytes as OpenAI wrote them, a JSON one checked first. */
+      async "openai-chat"({ body, stream, signal }) {
+        const response = await post(body, signal);
+        const contentType = response.headers.get("content-type") ?? (stream ? "text/event-stream" : "application/json");
+        if (stream && contentType.includes("text/event-stream")) return { kind: "stream", body: response.body!, contentType, failure: (error) => fetchError(up, error, true) };
+        const bytes = await readBody(response);
+        decodeReply(parseUpstreamJson(up, new TextDecoder().decode(bytes)), up);
+        return { kind: "json", bytes, contentType };
+      },
+    },
+  };
+}
+
+/** One SSE data line; an `error` object mid-stream ends the stream as an upstream failure. */
+function parseChunk(up: Upstream, data: string): unknown {
+  const chunk = parseUpstreamJson(up, data) as { error?: { message?: string } } | null;
+  if (chunk?.error) {
+    throw new GatewayError(503, "service_unavailable_error", `${up.label} failed in the middle of its reply.`, { upstream: chunk.error.message ?? data.slice(0, 500) });
+  }
+  return chunk;
+}
+
+async function upstreamMessage(response: Response): Promise<string> {
+  const text = await response.text().catch(() => "");
+  try {
+    const body = JSON.parse(text);
+    return body?.error?.message ?? body?.message ?? text;
+  } catch {
+    return text.slice(0, 500);
+  }
+}
