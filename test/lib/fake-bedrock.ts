@@ -15,7 +15,9 @@ type Json = Record<string, any>;
 export type BedrockScript =
   | { kind: "json"; body: Json }
   /** For invoke streams each event is a chunk's JSON; for Converse, `{ eventName: payload }`. */
-  | { kind: "stream"; events: Json[]; gapMs?: number; exceptionAfter?: number; exception?: string }
+  | { kind: "stream"; events: Json[]; gapMs?: number; exceptionAfter?: number; exception?: string; corruptAfter?: number; breakAfter?: number }
+  /** Any body at all, as given (`null`, a wrong shape). */
+  | { kind: "raw"; body: string }
   | { kind: "error"; status: number; type: string; message: string }
   | { kind: "hang" };
 
@@ -120,6 +122,8 @@ export async function startFakeBedrock() {
           return new Promise<Response>((resolve) => request.signal.addEventListener("abort", () => resolve(new Response(null))));
         case "json":
           return Response.json(script.body, { headers: { "x-amzn-requestid": "req-1" } });
+        case "raw":
+          return new Response(script.body, { headers: { "content-type": "application/json", "x-amzn-requestid": "req-1" } });
         case "stream":
           return streamResponse(request, action, script);
       }
@@ -133,11 +137,17 @@ export async function startFakeBedrock() {
       return eventFrame(name, payload);
     });
     if (script.exceptionAfter !== undefined) frames.splice(script.exceptionAfter, frames.length, exceptionFrame(script.exception ?? "modelStreamErrorException", "The model stream failed."));
+    if (script.corruptAfter !== undefined) {
+      const frame = frames[script.corruptAfter]!.slice();
+      frame[frame.length - 6]! ^= 0xff; // a payload byte: the message CRC no longer matches
+      frames.splice(script.corruptAfter, frames.length, frame);
+    }
     let i = 0;
     request.signal.addEventListener("abort", () => state.cancelled++);
     const stream = new ReadableStream<Uint8Array>({
       async pull(controller) {
         if (i > 0 && script.gapMs) await Bun.sleep(script.gapMs);
+        if (script.breakAfter !== undefined && i === script.breakAfter) return controller.error(new Error("connection reset"));
         const frame = frames[i++];
         if (!frame) return controller.close();
         controller.enqueue(frame);

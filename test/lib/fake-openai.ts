@@ -7,8 +7,12 @@ import { scripted } from "./scripted.ts";
 
 export type OpenAIScript =
   | { kind: "reply"; text?: string; toolCalls?: { id: string; name: string; arguments: string }[]; finish?: string; usage?: [number, number] | null }
-  | { kind: "stream"; chunks?: string[]; toolCalls?: { id: string; name: string; arguments: string[] }[]; finish?: string; usage?: [number, number] | null; gapMs?: number; firstByteMs?: number; breakAfter?: number; errorAfter?: number }
+  | { kind: "stream"; chunks?: string[]; toolCalls?: { id: string; name: string; arguments: string[] }[]; finish?: string; usage?: [number, number] | null; gapMs?: number; firstByteMs?: number; breakAfter?: number; errorAfter?: number; endAfter?: number }
   | { kind: "error"; status: number; message: string; headers?: Record<string, string> }
+  /** Any body at all, as given: HTML, truncated JSON, `null`, a wrong shape. */
+  | { kind: "raw"; body: string; status?: number; contentType?: string }
+  /** Headers and the first bytes of the body, then a reset. */
+  | { kind: "reset"; bytes: string; contentType?: string }
   | { kind: "hang" };
 
 export interface Received {
@@ -42,6 +46,10 @@ export async function startFakeOpenAI() {
           return new Promise<Response>((resolve) => request.signal.addEventListener("abort", () => resolve(new Response(null))));
         case "reply":
           return Response.json(completion(model, script));
+        case "raw":
+          return new Response(script.body, { status: script.status ?? 200, headers: { "content-type": script.contentType ?? "application/json" } });
+        case "reset":
+          return resetting(script.bytes, script.contentType ?? "application/json");
         case "stream":
           return sse(request, model, script, body);
       }
@@ -73,6 +81,7 @@ export async function startFakeOpenAI() {
       async pull(controller) {
         if (i > 0 && script.gapMs) await Bun.sleep(script.gapMs);
         if (script.breakAfter !== undefined && i === script.breakAfter) return controller.error(new Error("connection reset"));
+        if (script.endAfter !== undefined && i === script.endAfter) return controller.close();
         if (script.errorAfter !== undefined && i === script.errorAfter) {
           controller.enqueue(encoder.encode(`data: ${JSON.stringify({ error: { message: "The server had an error while processing your request.", type: "server_error" } })}\n\n`));
           return controller.close();
@@ -97,6 +106,19 @@ export async function startFakeOpenAI() {
 }
 
 export type FakeOpenAI = Awaited<ReturnType<typeof startFakeOpenAI>>;
+
+/** A body that sends its first bytes and then breaks, as a reset connection does. */
+function resetting(bytes: string, contentType: string) {
+  let sent = false;
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (sent) return controller.error(new Error("connection reset"));
+      sent = true;
+      controller.enqueue(new TextEncoder().encode(bytes));
+    },
+  });
+  return new Response(body, { headers: { "content-type": contentType } });
+}
 
 function completion(model: string, script: Extract<OpenAIScript, { kind: "reply" }>) {
   const usage: [number, number] | null = script.usage === undefined ? [11, 7] : script.usage;

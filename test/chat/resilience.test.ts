@@ -1,0 +1,240 @@
+import { afterAll, beforeEach, describe, expect, test } from "bun:test";
+import { backoff } from "../../src/attempts.ts";
+import { GatewayError } from "../../src/errors.ts";
+import { anthropicEvents } from "../lib/fake-bedrock.ts";
+import { readSse, startGateway, TEST_KEY } from "../lib/gateway.ts";
+
+const CLAUDE = "anthropic.claude-3-5-sonnet-20241022-v2:0";
+const hello = [{ role: "user", content: "hi" }];
+const gateway = await startGateway({ MODEL_FALLBACKS: `gpt-4o=${CLAUDE},gpt-4.1=gpt-4o-mini|${CLAUDE}` });
+afterAll(() => gateway.stop());
+beforeEach(() => gateway.reset());
+
+const chat = (body: object, query = "") => gateway.json(`/v1/chat/completions${query}`, body);
+const overloaded = { kind: "error" as const, status: 503, message: "overloaded" };
+
+describe("retries before the first byte (contract 10)", () => {
+  test("a 429 with Retry-After is waited out and retried; the reply says how many calls it took", async () => {
+    gateway.openai.next({ kind: "error", status: 429, message: "slow down", headers: { "retry-after": "1" } });
+    const started = performance.now();
+    const response = await chat({ model: "gpt-4o", messages: hello });
+    expect(response.status).toBe(200);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(950);
+    expect(response.headers.get("x-parley-attempts")).toBe("2");
+    expect(response.headers.get("x-parley-model")).toBe("gpt-4o");
+    expect(gateway.openai.received.length).toBe(2);
+  });
+
+  test("a 503 then a success: the client sees only the success, converted paths and streams too", async () => {
+    gateway.openai.next(overloaded);
+    const converted = await chat({ model: "gpt-4o", messages: hello }, "?target_format=beta_messages");
+    expect((await converted.json()).content[0].text).toBe("Hello from OpenAI");
+    gateway.bedrock.next({ kind: "error", status: 503, type: "ServiceUnavailableException", message: "busy" });
+    const stream = await chat({ model: CLAUDE, messages: hello, stream: true });
+    const events = await readSse(stream);
+    expect(stream.headers.get("x-parley-attempts")).toBe("2");
+    expect(events.at(-1)!.data).toBe("[DONE]");
+  });
+
+  test("a reset mid-body of a whole reply is retried", async () => {
+    gateway.openai.next({ kind: "reset", bytes: '{"id":"chatcmpl-x","choi' });
+    const response = await chat({ model: "gpt-4o", messages: hello });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("x-parley-attempts")).toBe("2");
+  });
+
+  test("retries run out: the last error, with the number of calls", async () => {
+    gateway.openai.next(overloaded, overloaded, overloaded);
+    const response = await chat({ model: "gpt-4o-mini", messages: hello });
+    expect(response.status).toBe(503);
+    expect(response.headers.get("x-parley-attempts")).toBe("3");
+    expect(gateway.openai.received.length).toBe(3);
+  });
+
+  test("errors about the request are never retried", async () => {
+    for (const status of [400, 401, 403, 404, 413, 422]) {
+      gateway.reset();
+      gateway.openai.next({ kind: "error", status, message: "no" });
+      await chat({ model: "gpt-4o-mini", messages: hello });
+      expect({ status, calls: gateway.openai.received.length }).toEqual({ status, calls: 1 });
+    }
+  });
+
+  test("the client leaving during a backoff ends the wait and the retries at once", async () => {
+    gateway.openai.next({ kind: "error", status: 429, message: "slow down", headers: { "retry-after": "3" } });
+    const base = gateway.listen();
+    const client = new AbortController();
+    const call = fetch(`${base}/v1/chat/completions`, {
+      method: "POST", signal: client.signal,
+      headers: { authorization: `Bearer ${TEST_KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "gpt-4o-mini", messages: hello }),
+    }).catch((error) => error);
+    await Bun.sleep(300);
+    client.abort();
+    await call;
+    await Bun.sleep(3500);
+    expect(gateway.openai.received.length).toBe(1);
+  });
+
+  test("backoff: full jitter under the exponential bound, Retry-After honoured up to 8 s", () => {
+    const plain = new GatewayError(503, "service_unavailable_error", "x");
+    for (let i = 0; i < 50; i++) {
+      expect(backoff(1, plain)).toBeLessThanOrEqual(250);
+      expect(backoff(3, plain)).toBeLessThanOrEqual(1000);
+      expect(backoff(10, plain)).toBeLessThanOrEqual(8000);
+    }
+    expect(backoff(1, new GatewayError(429, "rate_limit_error", "x", { retryAfter: 2 }))).toBe(2000);
+    expect(backoff(1, new GatewayError(429, "rate_limit_error", "x", { retryAfter: 60 }))).toBe(8000);
+  });
+});
+
+describe("MODEL_FALLBACKS", () => {
+  test("OpenAI spent, Bedrock answers: the reply names the model asked for, the headers the one that answered", async () => {
+    gateway.openai.next(overloaded, overloaded, overloaded);
+    const response = await chat({ model: "gpt-4o", messages: hello });
+    const body = await response.json();
+    expect(response.status).toBe(200);
+    expect(body.model).toBe("gpt-4o");
+    expect(body.choices[0].message.content).toBe("Hello from Claude");
+    expect(response.headers.get("x-parley-model")).toBe(CLAUDE);
+    expect(response.headers.get("x-parley-attempts")).toBe("4");
+    expect(gateway.bedrock.received.length).toBe(1);
+  });
+
+  test("fallbacks are tried in order; a stream falls back before its first byte", async () => {
+    gateway.openai.next(overloaded, overloaded, overloaded, overloaded, overloaded, overloaded);
+    gateway.bedrock.next({ kind: "stream", events: anthropicEvents(["Fallen", " back"]) });
+    const response = await chat({ model: "gpt-4.1", messages: hello, stream: true });
+    const events = await readSse(response);
+    expect(events.slice(1, 3).map((e) => e.data.choices[0].delta.content)).toEqual(["Fallen", " back"]);
+    expect(events[1]!.data.model).toBe("gpt-4.1");
+    expect(gateway.openai.received.map((r) => r.body.model)).toEqual(["gpt-4.1", "gpt-4.1", "gpt-4.1", "gpt-4o-mini", "gpt-4o-mini", "gpt-4o-mini"]);
+    expect(response.headers.get("x-parley-model")).toBe(CLAUDE);
+  });
+
+  test("a final error (400) does not fall back", async () => {
+    gateway.openai.next({ kind: "error", status: 400, message: "bad request" });
+    const response = await chat({ model: "gpt-4o", messages: hello });
+    expect(response.status).toBe(400);
+    expect(gateway.bedrock.received.length).toBe(0);
+  });
+});
+
+describe("streams always end (contract 10)", () => {
+  const tail = async (response: Response) => (await readSse(response)).at(-1)!;
+
+  test("a passthrough stream whose upstream drops mid-way ends with an error event saying so", async () => {
+    gateway.openai.next({ kind: "stream", chunks: ["a", "b", "c"], breakAfter: 2, gapMs: 30 });
+    const response = await chat({ model: "gpt-4o", messages: hello, stream: true });
+    const events = await readSse(response);
+    expect(events[1]!.data.choices[0].delta.content).toBe("a");
+    expect(events.at(-1)!.data.error).toEqual({ type: "service_unavailable_error", message: "OpenAI upstream dropped the connection in the middle of its reply." });
+  });
+
+  test("a passthrough stream cut short without [DONE] is not passed off as complete", async () => {
+    gateway.openai.next({ kind: "stream", chunks: ["a", "b", "c"], endAfter: 3 });
+    const last = await tail(await chat({ model: "gpt-4o", messages: hello, stream: true }));
+    expect(last.data.error.message).toBe("OpenAI upstream's stream ended before the reply was complete.");
+  });
+
+  test("a converted stream that drops says dropped, not unreachable", async () => {
+    gateway.bedrock.next({ kind: "stream", events: anthropicEvents(), breakAfter: 3, gapMs: 30 });
+    const last = await tail(await chat({ model: CLAUDE, messages: hello, stream: true }));
+    expect(last.data.error.message).toBe("AWS Bedrock dropped the connection in the middle of its reply.");
+  });
+
+  test("a corrupt event-stream frame ends the stream with an error naming it", async () => {
+    gateway.bedrock.next({ kind: "stream", events: anthropicEvents(), corruptAfter: 2 });
+    const events = await readSse(await chat({ model: CLAUDE, messages: hello, stream: true }, "?target_format=beta_messages"));
+    expect(events.at(-1)).toMatchObject({ event: "error", data: { type: "error", error: { type: "service_unavailable_error" } } });
+    expect(events.at(-1)!.data.error.message).toContain("broken event-stream frame");
+  });
+});
+
+describe("upstream replies are checked at the boundary", () => {
+  const bodies: [string, string, string?][] = [
+    ["an HTML page", "<html><body>Bad gateway</body></html>", "text/html"],
+    ["truncated JSON", '{"id":"chatcmpl-1","choices":[{"mess'],
+    ["null", "null"],
+    ["a wrong shape", '{"hello":"world"}'],
+    ["a tool call without a name", JSON.stringify({ choices: [{ message: { role: "assistant", tool_calls: [{ id: "c1", type: "function", function: { arguments: "{}" } }] }, finish_reason: "tool_calls" }] })],
+  ];
+  for (const [name, body, contentType] of bodies) {
+    for (const query of ["", "?target_format=beta_messages"]) {
+      test(`OpenAI 200 with ${name}${query ? ", converted" : ", passthrough"}: 503 naming the upstream`, async () => {
+        gateway.openai.next({ kind: "raw", body, contentType });
+        const response = await chat({ model: "gpt-4o", messages: hello }, query);
+        const error = (await response.json()).error;
+        expect(response.status).toBe(503);
+        expect(error.type).toBe("service_unavailable_error");
+        expect(error.message).toStartWith("OpenAI upstream sent a reply parley cannot read");
+      });
+    }
+  }
+
+  for (const [name, body] of [["null", "null"], ["no content", '{"id":"msg_1","type":"message"}'], ["a tool_use without a name", '{"content":[{"type":"tool_use","id":"t1","input":{}}]}']]) {
+    test(`Bedrock 200 with ${name}: 503 naming Bedrock`, async () => {
+      gateway.bedrock.next({ kind: "raw", body: body! });
+      const response = await chat({ model: CLAUDE, messages: hello });
+      expect(response.status).toBe(503);
+      expect((await response.json()).error.message).toStartWith("AWS Bedrock sent a reply parley cannot read");
+    });
+  }
+
+  test("a streamed tool call without a name ends the stream with an error, never a broken block", async () => {
+    gateway.openai.next({ kind: "stream", chunks: [], toolCalls: [{ id: "c1", name: "", arguments: ["{}"] }] });
+    const events = await readSse(await chat({ model: "gpt-4o", messages: hello, stream: true }, "?target_format=beta_messages"));
+    expect(events.some((e) => e.data.content_block?.type === "tool_use")).toBe(false);
+    expect(events.at(-1)!.event).toBe("error");
+  });
+});
+
+describe("tool_choice none and turn order", () => {
+  const tools = [{ type: "function", function: { name: "lookup", parameters: { type: "object", properties: {} } } }];
+  const history = [
+    { role: "user", content: "look it up" },
+    { role: "assistant", content: null, tool_calls: [{ id: "t1", type: "function", function: { name: "lookup", arguments: "{}" } }] },
+    { role: "tool", tool_call_id: "t1", content: "42" },
+  ];
+
+  test("to Claude, none keeps the tools and says {type: none}", async () => {
+    await chat({ model: CLAUDE, messages: history, tools, tool_choice: "none" });
+    const sent = gateway.bedrock.last().body;
+    expect(sent.tool_choice).toEqual({ type: "none" });
+    expect(sent.tools.map((t: { name: string }) => t.name)).toEqual(["lookup"]);
+  });
+
+  test("to Converse, none sends no tools and tells the tool history as text", async () => {
+    await chat({ model: "meta.llama3-1-70b-instruct-v1:0", messages: history, tools, tool_choice: "none" });
+    const sent = gateway.bedrock.last().body;
+    expect(sent.toolConfig).toBeUndefined();
+    expect(JSON.stringify(sent.messages)).not.toContain("toolUse");
+    expect(sent.messages[1].content[0].text).toContain("[called tool lookup");
+  });
+
+  test("to Converse, two user turns in a row become one", async () => {
+    await chat({ model: "meta.llama3-1-70b-instruct-v1:0", messages: [{ role: "user", content: "one" }, { role: "user", content: "two" }] });
+    expect(gateway.bedrock.last().body.messages).toEqual([{ role: "user", content: [{ text: "one" }, { text: "two" }] }]);
+  });
+});
+
+describe("client- and upstream-given names never reach Object.prototype", () => {
+  for (const name of ["constructor", "__proto__", "toString", "hasOwnProperty"]) {
+    test(`target_format=${name} is a 400 listing the allowed values`, async () => {
+      const response = await chat({ model: "gpt-4o", messages: hello }, `?target_format=${name}`);
+      expect(response.status).toBe(400);
+      expect((await response.json()).error.details).toContain("beta_messages");
+    });
+    test(`model ${name} is a 404 that says how to route it`, async () => {
+      const response = await chat({ model: name, messages: hello });
+      expect(response.status).toBe(404);
+      expect((await response.json()).error.message).toContain("MODEL_ROUTES");
+    });
+  }
+
+  test("an upstream finish reason named like a prototype key is just 'other'", async () => {
+    gateway.openai.next({ kind: "reply", finish: "constructor" });
+    const response = await chat({ model: "gpt-4o", messages: hello }, "?target_format=beta_messages");
+    expect((await response.json()).stop_reason).toBe("end_turn");
+  });
+});
