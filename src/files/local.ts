@@ -5,11 +5,14 @@ import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { FILE_ID, type FileMeta, type FileStore, type NewFile } from "./store.ts";
 
-
-/** Files in a directory: `<id>` holds the bytes, `<id>.json` the metadata. Bytes land by rename. */
+/**
+ * Files in a directory: `<id>` holds the bytes, `<id>.json` the metadata. Bytes stream into
+ * `<id>.part` and become a file by rename, after their metadata is written.
+ */
 export function createLocalStore(dir: string): FileStore {
   const bytesPath = (id: string) => join(dir, id);
   const metaPath = (id: string) => join(dir, `${id}.json`);
+  const stagedPath = (id: string) => join(dir, `${id}.part`);
   const ready = mkdir(dir, { recursive: true });
 
   async function readMeta(id: string): Promise<FileMeta | undefined> {
@@ -22,34 +25,37 @@ export function createLocalStore(dir: string): FileStore {
     }
   }
 
+  async function publish(file: NewFile, purpose: string) {
+    try {
+      await writeFile(metaPath(file.id), JSON.stringify({ ...file, purpose }));
+      await rename(stagedPath(file.id), bytesPath(file.id));
+    } catch (error) {
+      await Promise.all([rm(stagedPath(file.id), { force: true }), rm(metaPath(file.id), { force: true })]);
+      throw error;
+    }
+  }
+
   return {
     kind: "local",
 
     async put(file: NewFile, body: Readable) {
       await ready;
-      const partial = `${bytesPath(file.id)}.part`;
       try {
-        await pipeline(body, createWriteStream(partial, { flags: "wx" }));
-        await writeFile(metaPath(file.id), JSON.stringify({ ...file, purpose: file.purpose ?? "" }));
-        await rename(partial, bytesPath(file.id));
+        await pipeline(body, createWriteStream(stagedPath(file.id), { flags: "wx" }));
       } catch (error) {
-        await Promise.all([rm(partial, { force: true }), rm(metaPath(file.id), { force: true })]);
+        await rm(stagedPath(file.id), { force: true });
         throw error;
       }
+      if (file.purpose) await publish(file, file.purpose);
     },
 
-    async setPurpose(id, purpose) {
-      const meta = JSON.parse(await readFile(metaPath(id), "utf8"));
-      await writeFile(metaPath(id), JSON.stringify({ ...meta, purpose }));
-    },
+    commit: publish,
 
     head: (id) => (FILE_ID.test(id) ? readMeta(id) : Promise.resolve(undefined)),
 
-    async list() {
+    async ids() {
       await ready;
-      const ids = (await readdir(dir)).filter((name) => FILE_ID.test(name));
-      const metas = await Promise.all(ids.map(readMeta));
-      return metas.filter((m): m is FileMeta => !!m);
+      return (await readdir(dir)).filter((name) => FILE_ID.test(name));
     },
 
     async open(id) {

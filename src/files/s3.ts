@@ -8,6 +8,8 @@ import { awsCredentials } from "../aws.ts";
 import type { Config } from "../config.ts";
 import { FILE_ID, type FileMeta, type FileStore, type NewFile } from "./store.ts";
 
+/** Where an upload's bytes wait for the rest of its form: a key that is not a file id, so no listing shows it. */
+const staged = (id: string) => `${id}.part`;
 
 /** File bytes in S3 (or any S3-compatible server); the metadata rides in the object's own metadata. */
 export function createS3Store(config: Config): FileStore {
@@ -44,26 +46,35 @@ export function createS3Store(config: Config): FileStore {
     kind: "s3",
 
     async put(file: NewFile, body: Readable) {
+      const Key = file.purpose ? file.id : staged(file.id);
       const upload = new Upload({
         client,
-        params: { Bucket, Key: file.id, Body: body, ContentType: file.contentType, Metadata: metadata({ ...file, purpose: file.purpose ?? "" }) },
+        params: { Bucket, Key, Body: body, ContentType: file.contentType, Metadata: metadata({ ...file, purpose: file.purpose ?? "" }) },
         queueSize: 2,
         leavePartsOnError: false,
       });
       await upload.done();
     },
 
-    async setPurpose(id, purpose) {
-      const current = await client.send(new HeadObjectCommand({ Bucket, Key: id }));
-      await client.send(new CopyObjectCommand({
-        Bucket, Key: id, CopySource: `${Bucket}/${id}`, MetadataDirective: "REPLACE",
-        ContentType: current.ContentType, Metadata: { ...current.Metadata, purpose },
-      }));
+    /** Object metadata cannot change in place: a server-side copy gives the bytes their final key and metadata. */
+    async commit(file, purpose) {
+      const removeStaged = () => client.send(new DeleteObjectCommand({ Bucket, Key: staged(file.id) }));
+      try {
+        await client.send(new CopyObjectCommand({
+          Bucket, Key: file.id, CopySource: `${Bucket}/${staged(file.id)}`, MetadataDirective: "REPLACE",
+          ContentType: file.contentType, Metadata: metadata({ ...file, purpose }),
+        }));
+      } catch (error) {
+        await removeStaged().catch(() => undefined);
+        throw error;
+      }
+      // The file is complete now; a staged copy that will not go away is invisible and harms nothing.
+      await removeStaged().catch(() => undefined);
     },
 
     head,
 
-    async list() {
+    async ids() {
       const ids: string[] = [];
       let ContinuationToken: string | undefined;
       do {
@@ -71,8 +82,7 @@ export function createS3Store(config: Config): FileStore {
         for (const object of page.Contents ?? []) if (object.Key && FILE_ID.test(object.Key)) ids.push(object.Key);
         ContinuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
       } while (ContinuationToken);
-      const metas = await Promise.all(ids.map(head));
-      return metas.filter((m): m is FileMeta => !!m);
+      return ids;
     },
 
     async open(id) {

@@ -1,28 +1,17 @@
-import busboy from "busboy";
-import { Readable } from "node:stream";
 import type { Config } from "../config.ts";
-import { GatewayError, invalidRequest, notFound, unavailable, validationError } from "../errors.ts";
+import { invalidRequest, notFound, unavailable } from "../errors.ts";
 import type { ChatRequest } from "../ir.ts";
 import type { Logger } from "../log.ts";
 import type { FileCache, FileRow } from "./cache.ts";
 import { attach, type Attachment } from "./context.ts";
-import { cut, extractText, FILE_TYPES, resolveType } from "./extract.ts";
-import { byteLimit } from "./limit.ts";
-import { FILE_ID, type FileMeta, type FileStore, type NewFile } from "./store.ts";
+import { limiter } from "./concurrency.ts";
+import { cut, extractText } from "./extract.ts";
+import { FILE_ID, type FileMeta, type FileStore } from "./store.ts";
+import { storeSync } from "./sync.ts";
+import { receiveUpload } from "./upload.ts";
 
-const PURPOSES = ["assistants", "batch", "fine-tune", "vision", "user_data", "evals"];
-const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-
-/** `file-` and 24 characters from a secure random source, without modulo bias. */
-function newFileId(): string {
-  let id = "file-";
-  while (id.length < 29) {
-    for (const byte of crypto.getRandomValues(new Uint8Array(32))) {
-      if (byte < 248 && id.length < 29) id += ALPHABET[byte % 62];
-    }
-  }
-  return id;
-}
+/** Files whose text is extracted at once; a sync that finds many new files queues the rest. */
+const PROCESSING_AT_ONCE = 4;
 
 export interface FileObject {
   id: string;
@@ -40,8 +29,9 @@ const toObject = (file: FileMeta & { status: string; statusDetails?: string | nu
   status: file.status, ...(file.statusDetails ? { status_details: file.statusDetails } : {}),
 });
 
-export function createFiles({ config, store, cache, log }: { config: Config; store: FileStore; cache: FileCache; log: Logger }) {
+export function createFiles({ config, store, cache, log, syncWindowMs }: { config: Config; store: FileStore; cache: FileCache; log: Logger; syncWindowMs?: number }) {
   const processing = new Map<string, Promise<void>>();
+  const slot = limiter(PROCESSING_AT_ONCE);
   const maxChars = config.files.contextMaxChars;
   // Enough bytes for the characters a chat can take, with room for markup that extraction drops.
   const readLimit = Math.max(maxChars * 8, 1024 * 1024);
@@ -49,7 +39,7 @@ export function createFiles({ config, store, cache, log }: { config: Config; sto
   function process(id: string): Promise<void> {
     const running = processing.get(id);
     if (running) return running;
-    const job = (async () => {
+    const job = slot(async () => {
       const file = cache.get(id);
       if (!file) return;
       try {
@@ -59,7 +49,7 @@ export function createFiles({ config, store, cache, log }: { config: Config; sto
         log.warn(`processing ${id} failed:`, error);
         cache.failed(id, `Processing failed: ${error instanceof Error ? error.message : String(error)}`);
       }
-    })().finally(() => processing.delete(id));
+    }).finally(() => processing.delete(id));
     processing.set(id, job);
     return job;
   }
@@ -71,46 +61,36 @@ export function createFiles({ config, store, cache, log }: { config: Config; sto
     return row;
   }
 
-  /** The cache row, or what the store knows when another gateway wrote the file. */
+  const fresh = storeSync({ store, cache, remember, windowMs: syncWindowMs });
+  const synced = () =>
+    fresh().catch((error) => {
+      throw unavailable("The file store could not be listed.", { upstream: error instanceof Error ? error.message : String(error) });
+    });
+
+  /** The cache row (at most one sync window old), or what the store knows when another gateway wrote the file since. */
   async function find(id: string): Promise<FileRow | undefined> {
     if (!FILE_ID.test(id)) return undefined;
+    await fresh().catch((error) => log.warn("could not list the file store:", error));
     const cached = cache.get(id);
     if (cached) return cached;
     const meta = await store.head(id);
     return meta ? remember(meta) : undefined;
   }
 
-  /** Makes the cache agree with the store: files added or removed elsewhere show up here. */
-  async function sync(): Promise<void> {
-    const stored = await store.list();
-    const known = cache.ids();
-    for (const meta of stored) if (!known.has(meta.id)) remember(meta);
-    const present = new Set(stored.map((m) => m.id));
-    for (const id of known) if (!present.has(id)) cache.remove(id);
-  }
-
-  const ready = sync().catch((error) => log.warn("could not read the file store at start:", error));
+  const gone = (id: string) => {
+    cache.remove(id);
+    return notFound(`No file with id '${id}'.`);
+  };
 
   return {
     async upload(request: Request): Promise<FileObject> {
-      await ready;
-      const { file, purpose, bytes } = await receive(request, store, config.files.maxUploadBytes);
-      const fail = async (error: GatewayError) => {
-        await store.delete(file.id).catch(() => undefined);
-        throw error;
-      };
-      if (purpose === undefined) return fail(invalidRequest("Missing required field 'purpose'.", "purpose: required"));
-      if (!PURPOSES.includes(purpose)) return fail(validationError("purpose", `must be one of ${PURPOSES.join(", ")}`));
-      if (bytes === 0) return fail(invalidRequest("The file is empty."));
-      if (file.purpose === undefined) await store.setPurpose(file.id, purpose);
-      const meta: FileMeta = { ...file, purpose, bytes };
+      const meta = await receiveUpload(request, store, config.files.maxUploadBytes);
       remember(meta);
       return toObject({ ...meta, status: "uploaded" });
     },
 
     async list(options: { purpose?: string; limit: number; after?: string }) {
-      await ready;
-      await sync();
+      await synced();
       if (options.after && !cache.get(options.after)) throw invalidRequest(`Unknown cursor: no file '${options.after}'.`, "after: a file id from a previous page");
       const rows = cache.page({ ...options, limit: options.limit + 1 });
       const data = rows.slice(0, options.limit).map(toObject);
@@ -125,14 +105,16 @@ export function createFiles({ config, store, cache, log }: { config: Config; sto
 
     async content(id: string): Promise<{ file: FileRow; body: ReadableStream<Uint8Array> }> {
       const file = await find(id);
-      const body = file && (await store.open(id));
-      if (!file || !body) throw notFound(`No file with id '${id}'.`);
+      if (!file) throw notFound(`No file with id '${id}'.`);
+      const body = await store.open(id);
+      if (!body) throw gone(id);
       return { file, body };
     },
 
     async delete(id: string) {
       const file = await find(id);
-      if (!file || !(await store.delete(id))) throw notFound(`No file with id '${id}'.`);
+      if (!file) throw notFound(`No file with id '${id}'.`);
+      if (!(await store.delete(id))) throw gone(id);
       cache.remove(id);
       return { id, object: "file", deleted: true };
     },
@@ -154,62 +136,3 @@ export function createFiles({ config, store, cache, log }: { config: Config; sto
 }
 
 export type Files = ReturnType<typeof createFiles>;
-
-interface Received {
-  file: NewFile;
-  purpose: string | undefined;
-  bytes: number;
-}
-
-/** Streams the `file` part of a multipart upload straight into the store. */
-function receive(request: Request, store: FileStore, maxBytes: number): Promise<Received> {
-  const type = request.headers.get("content-type") ?? "";
-  if (!type.toLowerCase().startsWith("multipart/form-data") || !request.body) {
-    throw invalidRequest("Upload with multipart/form-data: a 'file' part and a 'purpose' part.");
-  }
-  return new Promise<Received>((resolve, reject) => {
-    const fields: Record<string, string> = {};
-    let stored: Promise<{ file: NewFile; bytes: number }> | undefined;
-    let refused: GatewayError | undefined;
-    let parser: busboy.Busboy;
-    try {
-      parser = busboy({ headers: { "content-type": type }, defParamCharset: "utf8", limits: { files: 1, fields: 20, fieldSize: 64 * 1024 } });
-    } catch {
-      throw invalidRequest("The multipart body has no boundary.");
-    }
-
-    parser.on("field", (name, value) => (fields[name] = value));
-    parser.on("file", (name, stream, info) => {
-      if (name !== "file" || stored || refused) return void stream.resume();
-      const filename = info.filename || "upload";
-      const contentType = resolveType(info.mimeType, filename);
-      if (!contentType) {
-        refused = invalidRequest(`Unsupported file type '${info.mimeType}' for '${filename}'.`, `accepted: ${FILE_TYPES.join(", ")} (or .txt .csv .json .html .htm .xml .md .markdown)`);
-        return void stream.resume();
-      }
-      const file: NewFile = { id: newFileId(), filename, contentType, createdAt: Math.floor(Date.now() / 1000), purpose: PURPOSES.includes(fields.purpose ?? "") ? fields.purpose : undefined };
-      const limit = byteLimit(maxBytes);
-      limit.stream.on("error", () => stream.resume());
-      stored = store.put(file, stream.pipe(limit.stream)).then(
-        () => ({ file, bytes: limit.bytes() }),
-        (error) => {
-          if (error instanceof GatewayError) throw error;
-          throw unavailable("The file store could not save the file; nothing was kept.", { upstream: error instanceof Error ? error.message : String(error) });
-        },
-      );
-      stored.catch(() => stream.resume());
-    });
-    parser.on("error", () => reject(invalidRequest("The multipart body could not be parsed.")));
-    parser.on("close", async () => {
-      if (refused) return reject(refused);
-      if (!stored) return reject(invalidRequest("Missing required field 'file'.", "file: required"));
-      try {
-        const { file, bytes } = await stored;
-        resolve({ file, purpose: fields.purpose, bytes });
-      } catch (error) {
-        reject(error);
-      }
-    });
-    Readable.fromWeb(request.body as never).on("error", (error) => parser.destroy(error)).pipe(parser);
-  });
-}

@@ -19,13 +19,17 @@ export type NewFile = Omit<FileMeta, "bytes" | "purpose"> & { purpose?: string }
 /** Where file bytes live: S3 when a bucket is configured, a local directory otherwise. */
 export interface FileStore {
   readonly kind: "s3" | "local";
-  /** Streams the body in; on any failure nothing is left behind. */
+  /**
+   * Streams the body in. With a purpose, the file becomes visible once the body ends; without one,
+   * the bytes stay staged under a name no reader sees until `commit`. If the body or the store
+   * fails, nothing is left behind.
+   */
   put(file: NewFile, body: Readable): Promise<void>;
-  /** Rewrites the metadata of a stored file (the purpose can arrive after the bytes). */
-  setPurpose(id: string, purpose: string): Promise<void>;
+  /** Makes staged bytes a visible file with its purpose; if that fails, the staged bytes are removed. */
+  commit(file: NewFile, purpose: string): Promise<void>;
   head(id: string): Promise<FileMeta | undefined>;
-  /** Every complete file: those without a purpose are unfinished uploads and are left out. */
-  list(): Promise<FileMeta[]>;
+  /** The ids of the stored files, read cheaply (no metadata); staged uploads are not among them. */
+  ids(): Promise<string[]>;
   open(id: string): Promise<ReadableStream<Uint8Array> | undefined>;
   /** At most `limit` bytes from the start. */
   read(id: string, limit: number): Promise<Uint8Array>;

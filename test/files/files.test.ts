@@ -209,18 +209,6 @@ for (const storage of ["local", "s3"] as const) {
     });
 
     if (storage === "s3") {
-      test("a second gateway on the same bucket sees the first one's files, and their deletion", async () => {
-        const one = testApp({ ...env, PARLEY_DATA_DIR: join(app.config.dataDir, "..", "gw1") });
-        const two = testApp({ ...env, PARLEY_DATA_DIR: join(app.config.dataDir, "..", "gw2") });
-        await two.call("/v1/files");
-        const { id } = await uploadText(one, "shared.txt", "shared", "assistants", "text/plain");
-        expect((await two.call(`/v1/files/${id}`)).status).toBe(200);
-        expect((await (await two.call("/v1/files?limit=100")).json()).data.map((f: { id: string }) => f.id)).toContain(id);
-        expect(await (await two.call(`/v1/files/${id}/content`)).text()).toBe("shared");
-        await one.call(`/v1/files/${id}`, { method: "DELETE" });
-        expect((await (await two.call("/v1/files?limit=100")).json()).data.map((f: { id: string }) => f.id)).not.toContain(id);
-      });
-
       test("a store that refuses the write is 503 and leaves no metadata", async () => {
         const broken = testApp({ ...env, OBJSTORE_FILES_BUCKET: "no-such-bucket", PARLEY_DATA_DIR: join(app.config.dataDir, "..", "broken") });
         const response = await upload(broken, form({ name: "a.txt", content: "x", type: "text/plain" }, "assistants"));
