@@ -34,6 +34,8 @@ export interface Config {
   modelAliases: Record<string, string>;
   modelRoutes: { pattern: string; provider: ProviderName }[];
   rateLimitRpm: number;
+  redisUrl: string | undefined;
+  rateLimitOnRedisError: "open" | "closed";
   upstreamTimeoutMs: number;
   shutdownGraceMs: number;
   dataDir: string;
@@ -106,6 +108,11 @@ export const SETTINGS: readonly Setting[] = [
     check: pairs("=", (p, provider) => p.length > 0 && provider in PROVIDER_NAMES, "pattern=alpha,pattern=beta,…"),
   },
   { key: "RATE_LIMIT_RPM", fallback: "600", check: int(0), help: "requests per minute per key (0: off)" },
+  {
+    key: "REDIS_URL", secret: true, help: "Redis shared by several gateways for rate limits (unset: SQLite)",
+    check: (v) => (/^rediss?:\/\/\S+$/.test(v) && URL.canParse(v) ? undefined : "a redis:// or rediss:// URL"),
+  },
+  { key: "RATE_LIMIT_ON_REDIS_ERROR", fallback: "open", check: oneOf(["open", "closed"]), help: "Redis unreachable: open lets requests through, closed answers 503" },
   { key: "UPSTREAM_TIMEOUT_MS", fallback: "600000", check: int(1), help: "time to the upstream's first byte" },
   { key: "SHUTDOWN_GRACE_MS", fallback: "10000", check: int(0), help: "time in-flight requests get on shutdown" },
   { key: "PARLEY_DATA_DIR", check: noSpace, help: "SQLite database and local file store" },
@@ -213,6 +220,8 @@ function toConfig(v: Record<string, string | undefined>): Config {
       return { pattern, provider: PROVIDER_NAMES[provider]! };
     }),
     rateLimitRpm: num("RATE_LIMIT_RPM"),
+    redisUrl: v.REDIS_URL,
+    rateLimitOnRedisError: v.RATE_LIMIT_ON_REDIS_ERROR!.toLowerCase() as "open" | "closed",
     upstreamTimeoutMs: num("UPSTREAM_TIMEOUT_MS"),
     shutdownGraceMs: num("SHUTDOWN_GRACE_MS"),
     dataDir: v.PARLEY_DATA_DIR!,
