@@ -3,7 +3,7 @@ import type { Logger } from "../log.ts";
 
 /** A command Redis has not answered in this long counts as Redis being away. */
 const COMMAND_TIMEOUT_MS = 1000;
-/** While Redis is away, a new connection is tried at most this often, on demand. */
+/** While Redis is away, a new connection is tried at most this often, when something needs Redis. */
 const RETRY_EVERY_MS = 1000;
 
 export type RedisStatus = "ok" | "unreachable";
@@ -12,9 +12,9 @@ export class RedisUnreachable extends Error {}
 
 /**
  * One Redis connection per process, managed here rather than by Bun's client: commands never queue
- * while Redis is away (a request must not wait for it), a lost connection is retried at most once a
- * second by whatever needs Redis next, and an outage is logged once when it starts and once when it
- * ends, whatever the traffic.
+ * while Redis is away (a request must not wait for it), a lost connection is retried in the background
+ * at most once a second while something needs Redis (requests, /health), and an outage is logged
+ * once when it starts and once when it ends, whatever the traffic.
  */
 export function connectRedis(url: string, log: Logger, whileAway: string) {
   const where = address(url);
@@ -25,12 +25,17 @@ export function connectRedis(url: string, log: Logger, whileAway: string) {
 
   async function connected(): Promise<void> {
     if (client.connected) return;
-    if (!connecting) {
-      if (status === "unreachable" && Date.now() - lastTry < RETRY_EVERY_MS) throw new RedisUnreachable("waiting to reconnect");
-      lastTry = Date.now();
-      connecting = client.connect().finally(() => (connecting = undefined));
+    // During an outage nobody waits for a reconnection: it is tried in the background, once a second.
+    if (status === "unreachable") {
+      if (!connecting && Date.now() - lastTry >= RETRY_EVERY_MS) connect().catch(() => {});
+      throw new RedisUnreachable("reconnecting");
     }
-    await connecting;
+    await (connecting ?? connect());
+  }
+
+  function connect(): Promise<unknown> {
+    lastTry = Date.now();
+    return (connecting = client.connect().finally(() => (connecting = undefined)));
   }
 
   /**
