@@ -89,6 +89,12 @@ export function createFiles({ config, store, cache, log }: { config: Config; sto
     for (const id of known) if (!present.has(id)) cache.remove(id);
   }
 
+  /** Not found; a cached row for it was left by a delete on another gateway and goes too. */
+  function gone(id: string): GatewayError {
+    if (FILE_ID.test(id)) cache.remove(id);
+    return notFound(`No file with id '${id}'.`);
+  }
+
   const ready = sync().catch((error) => log.warn("could not read the file store at start:", error));
 
   return {
@@ -119,20 +125,21 @@ export function createFiles({ config, store, cache, log }: { config: Config; sto
 
     async get(id: string): Promise<FileObject> {
       const file = await find(id);
-      if (!file) throw notFound(`No file with id '${id}'.`);
+      // A cached row may outlive a delete on another gateway: the store decides.
+      if (!file || !(await store.head(id))) throw gone(id);
       return toObject(file);
     },
 
     async content(id: string): Promise<{ file: FileRow; body: ReadableStream<Uint8Array> }> {
       const file = await find(id);
       const body = file && (await store.open(id));
-      if (!file || !body) throw notFound(`No file with id '${id}'.`);
+      if (!file || !body) throw gone(id);
       return { file, body };
     },
 
     async delete(id: string) {
       const file = await find(id);
-      if (!file || !(await store.delete(id))) throw notFound(`No file with id '${id}'.`);
+      if (!file || !(await store.delete(id))) throw gone(id);
       cache.remove(id);
       return { id, object: "file", deleted: true };
     },
