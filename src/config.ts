@@ -36,6 +36,8 @@ export interface Config {
   /** Model id -> the models tried next when its attempts end in a retryable error. */
   modelFallbacks: ReadonlyMap<string, string[]>;
   rateLimitRpm: number;
+  redisUrl: string | undefined;
+  rateLimitOnRedisError: "open" | "closed";
   upstreamTimeoutMs: number;
   upstreamRetries: number;
   shutdownGraceMs: number;
@@ -113,6 +115,11 @@ export const SETTINGS: readonly Setting[] = [
     check: pairs("=", (m, list) => !/\s/.test(m + list) && list.split("|").every(Boolean), "model=fallback|fallback,…"),
   },
   { key: "RATE_LIMIT_RPM", fallback: "600", check: int(0), help: "requests per minute per key (0: off)" },
+  {
+    key: "REDIS_URL", secret: true, help: "Redis shared by several gateways for rate limits (unset: SQLite)",
+    check: (v) => (/^rediss?:\/\/\S+$/.test(v) && URL.canParse(v) ? undefined : "a redis:// or rediss:// URL"),
+  },
+  { key: "RATE_LIMIT_ON_REDIS_ERROR", fallback: "open", check: oneOf(["open", "closed"]), help: "Redis unreachable: open lets requests through, closed answers 503" },
   { key: "UPSTREAM_TIMEOUT_MS", fallback: "600000", check: int(1), help: "time to the upstream's first byte" },
   { key: "UPSTREAM_RETRIES", fallback: "2", check: int(0, 10), help: "retries of a failed upstream call before its first byte" },
   { key: "SHUTDOWN_GRACE_MS", fallback: "10000", check: int(0), help: "time in-flight requests get on shutdown" },
@@ -225,6 +232,8 @@ function toConfig(v: Record<string, string | undefined>): Config {
       return [model, list.split("|")];
     })),
     rateLimitRpm: num("RATE_LIMIT_RPM"),
+    redisUrl: v.REDIS_URL,
+    rateLimitOnRedisError: v.RATE_LIMIT_ON_REDIS_ERROR!.toLowerCase() as "open" | "closed",
     upstreamTimeoutMs: num("UPSTREAM_TIMEOUT_MS"),
     upstreamRetries: num("UPSTREAM_RETRIES"),
     shutdownGraceMs: num("SHUTDOWN_GRACE_MS"),

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 const home = mkdtempSync(join(tmpdir(), "parley-test-"));
-const CLEARED = /^(ALPHA_|BETA_|AWS_|OPENAI_|ANTHROPIC_|OBJSTORE_|PARLEY_|API_KEY|DEFAULT_ALPHA_MODEL|LOG_LEVEL|ENVIRONMENT|DEBUG|CORS_ORIGINS|MODEL_|RATE_LIMIT|MAX_UPLOAD|FILE_CONTEXT|UPSTREAM_|SHUTDOWN_|HOST$|PORT$|WORKERS$)/;
+const CLEARED = /^(ALPHA_|BETA_|AWS_|OPENAI_|ANTHROPIC_|OBJSTORE_|PARLEY_|API_KEY|DEFAULT_ALPHA_MODEL|LOG_LEVEL|ENVIRONMENT|DEBUG|CORS_ORIGINS|MODEL_|RATE_LIMIT|MAX_UPLOAD|FILE_CONTEXT|UPSTREAM_|SHUTDOWN_|REDIS_URL$|HOST$|PORT$|WORKERS$)/;
 for (const key of Object.keys(process.env)) if (CLEARED.test(key)) delete process.env[key];
 
 Object.assign(process.env, {

@@ -1,3 +1,4 @@
+import type { Database } from "bun:sqlite";
 import { Elysia, type AnyElysia } from "elysia";
 import type { Config } from "../config.ts";
 import type { Logger } from "../log.ts";
@@ -5,7 +6,9 @@ import { openDatabase } from "../db.ts";
 import type { AccessEntry } from "./access-log.ts";
 import { createKeyring, type Guard } from "./auth.ts";
 import { cors } from "./cors.ts";
-import { createRateLimiter } from "./rate-limit.ts";
+import { createRateLimiter, type RateLimiter } from "./rate-limit.ts";
+import { createRedisRateLimiter } from "./rate-limit-redis.ts";
+import { connectRedis, type Redis } from "./redis.ts";
 import { edge, REQUEST_ID } from "./edge.ts";
 import { createChat } from "../chat.ts";
 import { lazyFiles } from "../files/index.ts";
@@ -29,9 +32,12 @@ const EXPOSED = [REQUEST_ID, "x-ratelimit-limit", "x-ratelimit-remaining", "x-ra
 
 export function createApp({ config, log, accessLog }: AppOptions) {
   const db = lazy(() => openDatabase(config.dataDir));
+  const redis = config.redisUrl
+    ? connectRedis(config.redisUrl, log, config.rateLimitOnRedisError === "open" ? "rate limits are not enforced" : "requests are refused (503)")
+    : undefined;
   const guard: Guard = {
     identify: createKeyring(config),
-    ...(config.rateLimitRpm > 0 ? { limit: createRateLimiter(db, config.rateLimitRpm) } : {}),
+    ...(config.rateLimitRpm > 0 ? { limit: createLimiter(config, db, redis) } : {}),
   };
   const files = lazyFiles(config, log, db);
   const attachFiles = async (request: Parameters<Files["attachTo"]>[0]) => (await files.files()).attachTo(request);
@@ -44,16 +50,25 @@ export function createApp({ config, log, accessLog }: AppOptions) {
     }))
     .use(cors(config.corsOrigins, EXPOSED))
     .use(docsRoutes((): AnyElysia => app))
-    .use(healthRoutes(config))
+    .use(healthRoutes(config, redis?.status))
     .use(modelRoutes(config, guard))
     .use(chatRoutes(chat, guard))
     .use(filesRoutes(config, files, guard));
-  app.onStop(() => db.opened() && db().close());
+  app.onStop(() => {
+    redis?.close();
+    if (db.opened()) db().close();
+  });
   routes.push(...app.routes.filter((route) => route.method !== "OPTIONS"));
   return app;
 }
 
 export type App = ReturnType<typeof createApp>;
+
+/** Redis when REDIS_URL is set (one limit across gateways), else SQLite (one limit across workers). */
+function createLimiter(config: Config, db: () => Database, redis: Redis | undefined): RateLimiter {
+  if (redis) return createRedisRateLimiter(redis, config.rateLimitRpm, config.rateLimitOnRedisError);
+  return createRateLimiter(db, config.rateLimitRpm);
+}
 
 /** True when some route has this path under another method: the caller answers 405. */
 function knownPath(routes: { method: string; path: string }[], path: string): boolean {

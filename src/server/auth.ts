@@ -51,15 +51,15 @@ export interface Guard {
 export function auth({ identify, limit }: Guard) {
   return new Elysia({ name: "parley/auth" }).macro({
     scope: (scope: Scope) => ({
-      resolve({ request, set }) {
+      async resolve({ request, set }) {
         const key = presentedKey(request.headers);
         if (!key) throw unauthenticated("Missing API key: send 'Authorization: Bearer <key>' or 'x-api-key: <key>'.");
         const principal = identify(key);
         if (!principal) throw unauthenticated("Invalid API key.");
         if (limit) {
-          const rate = limit(principal.id);
+          const rate = await limit(principal.id);
           set.headers["x-ratelimit-limit"] = String(rate.limit);
-          set.headers["x-ratelimit-remaining"] = String(rate.remaining);
+          if (rate.remaining !== undefined) set.headers["x-ratelimit-remaining"] = String(rate.remaining);
           set.headers["x-ratelimit-reset"] = String(rate.reset);
           if (!rate.allowed) throw rateLimited(rate.reset);
         }

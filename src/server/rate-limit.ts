@@ -1,19 +1,20 @@
 import type { Database } from "bun:sqlite";
 
-const WINDOW_SECONDS = 60;
+export const WINDOW_SECONDS = 60;
 /** A key asking again within this long after its last claim is busy: its next claim is bigger. */
 const BUSY_MS = 1000;
 const MAX_LEASE = 256;
 
 export interface RateDecision {
   limit: number;
-  remaining: number;
+  /** Absent when the shared count could not be asked (Redis away, RATE_LIMIT_ON_REDIS_ERROR=open). */
+  remaining?: number;
   /** Unix seconds when the window resets. */
   reset: number;
   allowed: boolean;
 }
 
-interface Lease {
+export interface Lease {
   window: number;
   /** Requests claimed from the shared count and not used yet. */
   left: number;
@@ -23,11 +24,13 @@ interface Lease {
   claimedAt: number;
 }
 
+/** A key's limit, checked per request; SQLite answers at once, Redis over the network. */
+export type RateLimiter = (key: string) => RateDecision | Promise<RateDecision>;
+
 /**
  * Requests per minute per key, counted in SQLite so every worker process of one server shares one
- * limit. A process claims requests from the shared count in leases: one at a time for a key used
- * now and then, more (up to 256) for a busy key, never more than a sixteenth of what is left, so
- * the limit is never exceeded and a busy key costs one statement per lease instead of per request.
+ * limit. A process claims requests from the shared count in leases (see `leaseSize`), so a busy key
+ * costs one statement per lease instead of per request.
  */
 export function createRateLimiter(database: () => Database, rpm: number) {
   // The database is opened on the first request, so an idle server holds no SQLite memory.
@@ -36,35 +39,65 @@ export function createRateLimiter(database: () => Database, rpm: number) {
   const janitor = setInterval(() => {
     const window = currentWindow();
     statements?.prune.run({ window: window - 1 });
-    for (const [key, lease] of leases) if (lease.window < window) leases.delete(key);
+    pruneLeases(leases, window);
   }, WINDOW_SECONDS * 1000);
   janitor.unref();
 
   return function check(key: string): RateDecision {
     const now = Date.now();
     const window = currentWindow(now);
-    const reset = (window + 1) * WINDOW_SECONDS;
-    let lease = leases.get(key);
-    if (!lease || lease.window !== window) {
-      lease = { window, left: 0, counted: 0, size: 1, claimedAt: 0 };
-      leases.set(key, lease);
-    }
+    const lease = leaseFor(leases, key, window, {});
     if (lease.left === 0) {
-      const busy = now - lease.claimedAt < BUSY_MS;
-      lease.size = Math.max(1, Math.min(busy ? lease.size * 2 : 1, MAX_LEASE, Math.floor((rpm - lease.counted) / 16)));
-      const { count } = (statements ??= prepare(database())).add.get({ key, window, n: lease.size })!;
-      lease.counted = count;
-      lease.claimedAt = now;
-      // The claim's requests are the positions count-size+1 .. count; only those within the limit count.
-      lease.left = Math.max(0, Math.min(lease.size, rpm - (count - lease.size)));
-      if (lease.left === 0) return { limit: rpm, remaining: 0, reset, allowed: false };
+      const size = leaseSize(lease, now, rpm);
+      const { count } = (statements ??= prepare(database())).add.get({ key, window, n: size })!;
+      if (!grant(lease, count, size, now, rpm)) return refused(rpm, window);
     }
-    lease.left--;
-    return { limit: rpm, remaining: Math.max(0, rpm - lease.counted + lease.left), reset, allowed: true };
+    return take(lease, rpm);
   };
 }
 
-export type RateLimiter = ReturnType<typeof createRateLimiter>;
+/** This process's lease on a key for a window, fresh when the window has moved on. */
+export function leaseFor<T extends Lease>(leases: Map<string, T>, key: string, window: number, extra: Omit<T, keyof Lease>): T {
+  const lease = leases.get(key);
+  if (lease && lease.window === window) return lease;
+  const fresh = { ...extra, window, left: 0, counted: 0, size: 1, claimedAt: 0 } as T;
+  leases.set(key, fresh);
+  return fresh;
+}
+
+/**
+ * How many requests to claim next: one for a key used now and then, twice the last claim for a busy
+ * key (or as many as are waiting), up to 256, never more than a sixteenth of what is left, so the
+ * limit is never exceeded and several processes near it share what remains.
+ */
+export function leaseSize(lease: Lease, now: number, rpm: number, waiting = 1): number {
+  const busy = now - lease.claimedAt < BUSY_MS;
+  const wanted = Math.max(busy ? lease.size * 2 : 1, waiting);
+  return Math.max(1, Math.min(wanted, MAX_LEASE, Math.floor((rpm - lease.counted) / 16)));
+}
+
+/** Records a claim of `size` that brought the shared count to `count`; false when none is within the limit. */
+export function grant(lease: Lease, count: number, size: number, now: number, rpm: number): boolean {
+  lease.size = size;
+  lease.counted = count;
+  lease.claimedAt = now;
+  // The claim's requests are the positions count-size+1 .. count; only those within the limit count.
+  lease.left = Math.max(0, Math.min(size, rpm - (count - size)));
+  return lease.left > 0;
+}
+
+export function take(lease: Lease, rpm: number): RateDecision {
+  lease.left--;
+  const reset = (lease.window + 1) * WINDOW_SECONDS;
+  return { limit: rpm, remaining: Math.max(0, rpm - lease.counted + lease.left), reset, allowed: true };
+}
+
+export const refused = (rpm: number, window: number): RateDecision =>
+  ({ limit: rpm, remaining: 0, reset: (window + 1) * WINDOW_SECONDS, allowed: false });
+
+export function pruneLeases(leases: Map<string, Lease>, window: number): void {
+  for (const [key, lease] of leases) if (lease.window < window) leases.delete(key);
+}
 
 function prepare(db: Database) {
   db.run(`CREATE TABLE IF NOT EXISTS rate_limits (
@@ -78,4 +111,4 @@ function prepare(db: Database) {
   };
 }
 
-const currentWindow = (now = Date.now()) => Math.floor(now / 1000 / WINDOW_SECONDS);
+export const currentWindow = (now = Date.now()) => Math.floor(now / 1000 / WINDOW_SECONDS);

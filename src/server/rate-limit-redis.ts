@@ -1,0 +1,71 @@
+import { unavailable } from "../errors.ts";
+import {
+  currentWindow, grant, leaseFor, leaseSize, pruneLeases, refused, take, WINDOW_SECONDS, type Lease, type RateDecision,
+} from "./rate-limit.ts";
+import { RedisUnreachable, script, type Redis } from "./redis.ts";
+
+export type OnRedisError = "open" | "closed";
+
+/**
+ * Adds ARGV[1] to the counter KEYS[1], created with a lifetime of ARGV[2] seconds, and returns the
+ * new count, in one atomic step. Nothing in it is about requests: a daily budget is the same call
+ * with a per-day key and a two-day lifetime.
+ */
+export const ADD_WITH_EXPIRY = script(`redis.call('SET', KEYS[1], 0, 'EX', ARGV[2], 'NX')
+return redis.call('INCRBY', KEYS[1], ARGV[1])`);
+
+interface RedisLease extends Lease {
+  /** The claim in flight: requests arriving meanwhile wait for it instead of sending their own. */
+  claim?: Promise<void>;
+  /** Requests of this process waiting for a claim: the next claim is at least this big. */
+  waiting: number;
+}
+
+/**
+ * Requests per minute per key, counted in Redis so every gateway sharing it enforces one limit.
+ * Leases as with SQLite (see `leaseSize`): a busy key costs one round trip per lease, and requests
+ * that arrive while a claim is on its way share it. When Redis cannot be asked, `onError` decides:
+ * "open" lets the request through, "closed" answers 503.
+ */
+export function createRedisRateLimiter(redis: Redis, rpm: number, onError: OnRedisError) {
+  const leases = new Map<string, RedisLease>();
+  const janitor = setInterval(() => pruneLeases(leases, currentWindow()), WINDOW_SECONDS * 1000);
+  janitor.unref();
+
+  async function claim(key: string, lease: RedisLease): Promise<void> {
+    const now = Date.now();
+    const size = leaseSize(lease, now, rpm, lease.waiting);
+    const counter = `parley:rate:${key}:${lease.window}`;
+    const count = Number(await redis.run(ADD_WITH_EXPIRY, [counter], [String(size), String(2 * WINDOW_SECONDS)]));
+    grant(lease, count, size, now, rpm);
+  }
+
+  return async function check(key: string): Promise<RateDecision> {
+    for (;;) {
+      const window = currentWindow();
+      const lease = leaseFor(leases, key, window, { waiting: 0 });
+      if (lease.left > 0) return take(lease, rpm);
+      // Every request of this window is spoken for, here or on another gateway: no need to ask.
+      if (lease.counted >= rpm) return refused(rpm, window);
+      lease.waiting++;
+      try {
+        await (lease.claim ??= claim(key, lease).finally(() => (lease.claim = undefined)));
+      } catch (error) {
+        if (!(error instanceof RedisUnreachable)) throw error;
+        return unknown(window);
+      } finally {
+        lease.waiting--;
+      }
+    }
+  };
+
+  function unknown(window: number): RateDecision {
+    if (onError === "closed") {
+      throw unavailable("Rate limits cannot be checked right now; try again shortly.", {
+        details: "the rate-limit store (Redis) is unreachable",
+        headers: { "retry-after": "1" },
+      });
+    }
+    return { limit: rpm, reset: (window + 1) * WINDOW_SECONDS, allowed: true };
+  }
+}
