@@ -1,5 +1,8 @@
 #!/usr/bin/env bun
+import "./commands/color.ts";
 import { defineCommand, runMain } from "citty";
+import { checkArgv } from "./commands/strict-argv.ts";
+import { showUsage } from "./commands/usage.ts";
 import { VERSION } from "./version.ts";
 
 /** Sub-commands load lazily: `--version` loads nothing, `serve` never loads the chat client. */
@@ -12,4 +15,10 @@ const main = defineCommand({
   },
 });
 
-runMain(main);
+const argv = process.argv.slice(2);
+const problem = await checkArgv(main, argv);
+if (problem) {
+  process.stderr.write(`parley: ${problem}\n`);
+  process.exit(2);
+}
+await runMain(main, { rawArgs: argv, showUsage });
