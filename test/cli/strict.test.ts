@@ -87,7 +87,7 @@ describe("no colour off a terminal", () => {
 
   // `script` gives the command a real terminal, where colour is on unless NO_COLOR says otherwise.
   test.skipIf(!Bun.which("script"))("on a terminal, help is coloured unless NO_COLOR is set", async () => {
-    const { NO_COLOR, CI, FORCE_COLOR, ...env } = user.env;
+    const env: Record<string, string | undefined> = { ...user.env, NO_COLOR: undefined, CI: undefined, FORCE_COLOR: undefined };
     const inTerminal = async (extra: Record<string, string>) => {
       const command = `bun --no-env-file ${CLI} --help`;
       const proc = Bun.spawn(["script", "-qec", command, "/dev/null"], { env: { ...env, TERM: "xterm-256color", ...extra }, stdout: "pipe", stderr: "pipe", stdin: "pipe" });
