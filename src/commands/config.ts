@@ -22,7 +22,7 @@ const show = defineCommand({
 
 const get = defineCommand({
   meta: { name: "get", description: "Print one setting's effective value, unmasked, for scripts: KEY=$(parley config get API_KEY)" },
-  args: { key: { type: "positional", description: "setting name, e.g. API_KEY" } },
+  args: { key: { type: "positional", required: true, description: "setting name, e.g. API_KEY" } },
   run: ({ args }) =>
     exitOnConfigError(() => {
       const key = settingKey(args.key);

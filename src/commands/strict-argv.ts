@@ -73,7 +73,7 @@ function findFlag(args: ArgsDef, flag: string, atRoot: boolean): ArgDef | "built
   if (long ? name === "help" || (atRoot && name === "version") : name === "h" || (atRoot && name === "v")) return "builtin";
   for (const [key, def] of Object.entries(args)) {
     if (def.type === "positional") continue;
-    const aliases = [def.alias ?? []].flat();
+    const aliases = ["alias" in def ? (def.alias ?? []) : []].flat();
     if (!long) {
       if (aliases.includes(name)) return def;
       continue;
