@@ -1,15 +1,7 @@
 #!/usr/bin/env bun
-import { defineCommand, runMain } from "citty";
-import { VERSION } from "./version.ts";
+import "./commands/color.ts";
 
-/** Sub-commands load lazily: `--version` loads nothing, `serve` never loads the chat client. */
-const main = defineCommand({
-  meta: { name: "parley", version: VERSION, description: "A local LLM gateway for OpenAI and AWS Bedrock models." },
-  subCommands: {
-    serve: () => import("./commands/serve.ts").then((m) => m.default),
-    config: () => import("./commands/config.ts").then((m) => m.default),
-    chat: () => import("./commands/chat.ts").then((m) => m.default),
-  },
-});
-
-runMain(main);
+// citty and consola read NO_COLOR when they load: everything else loads after color.ts has set it,
+// through a dynamic import, since the binary's bundler may hoist shared static imports above it.
+const { run } = await import("./commands/main.ts");
+await run(process.argv.slice(2));

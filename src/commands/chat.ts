@@ -1,5 +1,6 @@
 import { defineCommand } from "citty";
 import { loadConfig } from "../config.ts";
+import { chatOnce, isOneShot, ONE_SHOT_ARGS } from "./chat-once.ts";
 import { exitOnConfigError } from "./fail.ts";
 
 export default defineCommand({
@@ -8,9 +9,11 @@ export default defineCommand({
     model: { type: "string", description: "model to start with (default: DEFAULT_ALPHA_MODEL, else the server's first)" },
     "server-url": { type: "string", description: "parley's address (default: from HOST and PORT, http://127.0.0.1:8000)" },
     "api-key": { type: "string", description: "key to present (default: API_KEY from the configuration)" },
+    ...ONE_SHOT_ARGS,
   },
-  run: ({ args }) =>
+  run: ({ args, rawArgs }) =>
     exitOnConfigError(async () => {
+      if (isOneShot(args)) return chatOnce(args, rawArgs);
       const { config } = loadConfig();
       const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
       const serverUrl = args["server-url"] ?? `http://${host.includes(":") ? `[${host}]` : host}:${config.port}`;

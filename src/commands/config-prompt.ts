@@ -1,5 +1,6 @@
 import { cancel, intro, isCancel, log, outro, password, select, text } from "@clack/prompts";
 import { checkValue, mask, readConfigFile, setConfigValue, SETTINGS } from "../config.ts";
+import { RESTART_HINT } from "./config.ts";
 
 const DONE = "__done";
 
@@ -21,7 +22,7 @@ export async function promptConfig(configFile: string): Promise<void> {
       ],
     });
     if (isCancel(key)) return cancel("Nothing more was changed.");
-    if (key === DONE) return outro("Saved.");
+    if (key === DONE) return outro(`Saved. ${RESTART_HINT}`);
     const setting = SETTINGS.find((s) => s.key === key)!;
     const validate = (value: string | undefined) => {
       const problem = checkValue(key, (value ?? "").trim());

@@ -1,6 +1,10 @@
 import { defineCommand } from "citty";
-import { configFileLocation, loadConfig, mask, setConfigValue } from "../config.ts";
-import { exitOnConfigError } from "./fail.ts";
+import { configFileLocation, loadConfig, mask, setConfigValue, SETTINGS } from "../config.ts";
+import { closest } from "./did-you-mean.ts";
+import { exitOnConfigError, exitUsage } from "./fail.ts";
+
+/** What `config set` tells the user after writing: a server reads its configuration once, at start. */
+export const RESTART_HINT = "A running `parley serve` keeps its old value until it is restarted (or started with --reload, which restarts it on its own).";
 
 const show = defineCommand({
   meta: { name: "show", description: "Print the effective configuration with where each value comes from (secrets masked)" },
@@ -16,6 +20,31 @@ const show = defineCommand({
     }),
 });
 
+const get = defineCommand({
+  meta: { name: "get", description: "Print one setting's effective value, unmasked, for scripts: KEY=$(parley config get API_KEY)" },
+  args: { key: { type: "positional", required: true, description: "setting name, e.g. API_KEY" } },
+  run: ({ args }) =>
+    exitOnConfigError(() => {
+      const key = settingKey(args.key);
+      const { config, entries } = loadConfig();
+      const dirs: Record<string, string> = { PARLEY_DATA_DIR: config.dataDir, PARLEY_CONFIG_DIR: config.configDir };
+      const value = Object.hasOwn(dirs, key) ? dirs[key] : entries.find((e) => e.key === key)?.value;
+      if (value === undefined) {
+        process.stderr.write(`parley: ${key} is not set\n`);
+        process.exit(1);
+      }
+      process.stdout.write(`${value}\n`);
+    }),
+});
+
+/** A setting's name from what the user typed: the name itself or one of its aliases (AWS_REGION). */
+function settingKey(typed: string): string {
+  const setting = SETTINGS.find((s) => s.key === typed || s.aliases?.includes(typed));
+  if (setting) return setting.key;
+  const suggestion = closest(typed, SETTINGS.map((s) => s.key));
+  return exitUsage(`${typed} is not a parley setting${suggestion ? `; did you mean ${suggestion}?` : ""} (see parley config show)`);
+}
+
 const set = defineCommand({
   meta: { name: "set", description: "Write a setting into the user config file: parley config set KEY VALUE, or interactively with no arguments" },
   args: {
@@ -26,19 +55,30 @@ const set = defineCommand({
     exitOnConfigError(async () => {
       const configFile = configFileLocation();
       if (!args.key) {
+        if (!process.stdin.isTTY) exitUsage("config set without arguments asks in a terminal; from a script: parley config set KEY VALUE");
         const { promptConfig } = await import("./config-prompt.ts");
         return promptConfig(configFile);
       }
-      if (args.value === undefined) {
-        process.stderr.write("usage: parley config set KEY VALUE (or no arguments for the interactive prompt)\n");
-        process.exit(2);
-      }
-      setConfigValue(configFile, args.key, args.value);
-      process.stdout.write(`${args.key} saved to ${configFile}\n`);
+      if (args.value === undefined) exitUsage("usage: parley config set KEY VALUE (or no arguments for the interactive prompt)");
+      const key = settingKey(args.key);
+      setConfigValue(configFile, key, args.value);
+      process.stdout.write(`${key} saved to ${configFile}\n${RESTART_HINT}\n`);
+      const shadow = shadowedBy(key);
+      if (shadow) process.stderr.write(`parley: note: ${key} is also set in ${shadow}, which takes precedence over the config file\n`);
     }),
 });
 
 export default defineCommand({
   meta: { name: "config", description: "Show or change parley's configuration" },
-  subCommands: { show, set },
+  subCommands: { show, get, set },
 });
+
+/** Where a higher-precedence value hides the config file's, if anywhere. */
+function shadowedBy(key: string): string | undefined {
+  try {
+    const source = loadConfig().entries.find((e) => e.key === key)?.source;
+    return source === "env" || source === ".env" ? (source === "env" ? "the environment" : "./.env") : undefined;
+  } catch {
+    return undefined; // another setting is invalid: `config show` or `serve` will say which
+  }
+}

@@ -10,3 +10,9 @@ export async function exitOnConfigError<T>(run: () => T | Promise<T>): Promise<T
     process.exit(2);
   }
 }
+
+/** A command line that cannot work: one line on stderr, exit code 2. */
+export function exitUsage(message: string): never {
+  process.stderr.write(message.startsWith("usage:") ? `${message}\n` : `parley: ${message}\n`);
+  process.exit(2);
+}

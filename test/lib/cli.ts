@@ -10,10 +10,39 @@ export function userDir() {
   return { dir, env: { ...process.env, HOME: dir, XDG_CONFIG_HOME: join(dir, ".config"), XDG_DATA_HOME: join(dir, ".data") } };
 }
 
-export async function runCli(args: string[], options: { env?: Record<string, string | undefined>; cwd?: string } = {}) {
-  const proc = Bun.spawn(["bun", "--no-env-file", CLI, ...args], { cwd: options.cwd, env: options.env, stdout: "pipe", stderr: "pipe", stdin: "ignore" });
+/** Runs `parley ARGS` without a terminal: stdin is empty, or `options.stdin` piped in. */
+export async function runCli(args: string[], options: { env?: Record<string, string | undefined>; cwd?: string; stdin?: string } = {}) {
+  const stdin = options.stdin === undefined ? "ignore" : new Blob([options.stdin]);
+  const proc = Bun.spawn(["bun", "--no-env-file", CLI, ...args], { cwd: options.cwd, env: options.env, stdout: "pipe", stderr: "pipe", stdin });
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   return { stdout, stderr, code };
+}
+
+/** Runs `parley ARGS` and lets a test watch its stdout while it is still running. */
+export function watchCli(args: string[], options: { env?: Record<string, string | undefined>; cwd?: string } = {}) {
+  const proc = Bun.spawn(["bun", "--no-env-file", CLI, ...args], { cwd: options.cwd, env: options.env, stdout: "pipe", stderr: "pipe", stdin: "ignore" });
+  let stdout = "";
+  const decoder = new TextDecoder();
+  const reading = (async () => {
+    for await (const chunk of proc.stdout) stdout += decoder.decode(chunk, { stream: true });
+  })();
+  return {
+    proc,
+    stdout: () => stdout,
+    async waitFor(text: string, ms = 10_000) {
+      const deadline = Date.now() + ms;
+      while (!stdout.includes(text)) {
+        if (proc.exitCode !== null) await reading;
+        if (stdout.includes(text)) return;
+        if (Date.now() > deadline || proc.exitCode !== null) throw new Error(`never saw ${JSON.stringify(text)} on stdout: ${JSON.stringify(stdout)}`);
+        await Bun.sleep(10);
+      }
+    },
+    async done() {
+      const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited, reading]);
+      return { stdout, stderr, code };
+    },
+  };
 }
 
 /** Starts `parley serve` on a free port and resolves once it answers /health. */

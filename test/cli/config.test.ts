@@ -1,0 +1,74 @@
+import { describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { runCli, userDir } from "../lib/cli.ts";
+
+describe("parley config get", () => {
+  test("prints one effective value, unmasked, for scripts", async () => {
+    const user = userDir();
+    const env = { ...user.env, ALPHA_API_KEY: "sk-alpha-not-this-one-0000" };
+    await runCli(["config", "set", "API_KEY", "sk-from-the-config-file-123"], { cwd: user.dir, env });
+    const { stdout, stderr, code } = await runCli(["config", "get", "API_KEY"], { cwd: user.dir, env });
+    expect({ stdout, stderr, code }).toEqual({ stdout: "sk-from-the-config-file-123\n", stderr: "", code: 0 });
+    writeFileSync(join(user.dir, ".env"), "API_KEY=sk-from-dot-env-4567890\n");
+    expect((await runCli(["config", "get", "API_KEY"], { cwd: user.dir, env })).stdout).toBe("sk-from-dot-env-4567890\n");
+  });
+
+  test("defaults and aliases count; directories are the ones in use", async () => {
+    const user = userDir();
+    const get = async (key: string, env: Record<string, string> = {}) => (await runCli(["config", "get", key], { cwd: user.dir, env: { ...user.env, ...env } })).stdout;
+    expect(await get("PORT")).toBe("8000\n");
+    expect(await get("BETA_REGION", { AWS_REGION: "eu-west-1" })).toBe("eu-west-1\n");
+    expect(await get("AWS_REGION", { AWS_REGION: "eu-west-1" })).toBe("eu-west-1\n");
+    expect(await get("PARLEY_DATA_DIR")).toBe(`${join(user.dir, ".data", "parley")}\n`);
+  });
+
+  test("an unset setting prints nothing and exits 1", async () => {
+    const user = userDir();
+    const { stdout, stderr, code } = await runCli(["config", "get", "DEFAULT_ALPHA_MODEL"], { cwd: user.dir, env: user.env });
+    expect({ stdout, code }).toEqual({ stdout: "", code: 1 });
+    expect(stderr).toContain("DEFAULT_ALPHA_MODEL is not set");
+  });
+
+  test("an unknown name exits 2 with the closest setting", async () => {
+    const user = userDir();
+    for (const typo of ["API_KY", "api_key"]) {
+      const { stdout, stderr, code } = await runCli(["config", "get", typo], { cwd: user.dir, env: user.env });
+      expect({ stdout, code }).toEqual({ stdout: "", code: 2 });
+      expect(stderr).toContain(`${typo} is not a parley setting; did you mean API_KEY?`);
+    }
+  });
+});
+
+describe("parley config set", () => {
+  test("says that a running server needs a restart or --reload", async () => {
+    const user = userDir();
+    const { stdout, code } = await runCli(["config", "set", "RATE_LIMIT_RPM", "60"], { cwd: user.dir, env: user.env });
+    expect(code).toBe(0);
+    expect(stdout).toContain(`RATE_LIMIT_RPM saved to ${join(user.dir, ".config", "parley", "config.env")}`);
+    expect(stdout).toContain("restarted");
+    expect(stdout).toContain("--reload");
+  });
+
+  test("warns when the environment hides the value it wrote", async () => {
+    const user = userDir();
+    const { stderr, code } = await runCli(["config", "set", "PORT", "9000"], { cwd: user.dir, env: { ...user.env, PORT: "9100" } });
+    expect(code).toBe(0);
+    expect(stderr).toContain("PORT is also set in the environment");
+  });
+
+  test("an unknown name exits 2 with the closest setting, and nothing is written", async () => {
+    const user = userDir();
+    const { stderr, code } = await runCli(["config", "set", "RATE_LIMIT_RPN", "60"], { cwd: user.dir, env: user.env });
+    expect(code).toBe(2);
+    expect(stderr).toContain("did you mean RATE_LIMIT_RPM?");
+    expect(await Bun.file(join(user.dir, ".config", "parley", "config.env")).exists()).toBe(false);
+  });
+
+  test("with no arguments and no terminal, it says how to set a value from a script", async () => {
+    const user = userDir();
+    const { stderr, code } = await runCli(["config", "set"], { cwd: user.dir, env: user.env });
+    expect(code).toBe(2);
+    expect(stderr).toContain("parley config set KEY VALUE");
+  });
+});
