@@ -1,22 +1,23 @@
 import { inTurn } from "./attempts.ts";
 import type { Config } from "./config.ts";
 import { GatewayError, invalidRequest } from "./errors.ts";
-import type { StreamEncoder } from "./formats/codec.ts";
-import { CODECS, detectFormat, formatName, type FormatName } from "./formats/detect.ts";
-import { isObject } from "./formats/read.ts";
+import type { Codec, StreamEncoder } from "./formats/codec.ts";
+import type { Json } from "./formats/read.ts";
 import { guardStream } from "./formats/sse.ts";
 import type { ChatRequest, SseEvent, StreamEvent } from "./ir.ts";
 import type { Logger } from "./log.ts";
-import type { Dialect, Provider } from "./providers/provider.ts";
+import type { Provider } from "./providers/provider.ts";
 import type { Providers } from "./providers/registry.ts";
 import type { Route, Router } from "./providers/routes.ts";
 import { incomplete, timedOut } from "./providers/upstream-errors.ts";
 
 export interface ChatCall {
-  body: unknown;
+  /** The client's dialect, which decodes the request, and the one the answer is encoded in. */
+  input: Codec;
+  output: Codec;
+  body: Json;
   /** The body as the client sent it, for the passthrough. */
   raw: string;
-  targetFormat?: string;
   /** Aborts when the client goes away. */
   signal: AbortSignal;
   /** For log lines written after the response started (a stream that broke). */
@@ -42,19 +43,14 @@ export interface ChatDeps {
   attachFiles?: (request: ChatRequest) => Promise<void>;
 }
 
-/** The client format a provider's native dialect answers in. */
-const NATIVE: [FormatName, Dialect][] = [["alpha", "openai-chat"]];
-
 /**
  * One chat completion: decode, then for the requested model and its fallbacks, route, call the
  * provider (retrying what may succeed on another try) and encode in the format asked for.
  */
 export function createChat({ config, providers, router, log, attachFiles }: ChatDeps) {
   return async function chat(call: ChatCall): Promise<ChatOutcome> {
-    if (!isObject(call.body)) throw invalidRequest("The request body must be a JSON object.");
-    const input = detectFormat(call.body);
-    const output = call.targetFormat === undefined ? "alpha" : formatName(call.targetFormat);
-    const request = CODECS[input].decodeRequest(call.body);
+    const { input, output } = call;
+    const request = input.decodeRequest(call.body);
     const requested = request.model ?? config.alpha.defaultModel;
     if (!requested) throw invalidRequest("Missing required field 'model', and no DEFAULT_ALPHA_MODEL is set.", "model: required");
     const models = [requested, ...(config.modelFallbacks.get(requested) ?? [])];
@@ -80,21 +76,21 @@ export function createChat({ config, providers, router, log, attachFiles }: Chat
     const answer = async (provider: Provider, route: Route) => {
       const wait = <T>(upstreamCall: Promise<T>, abandon?: (late: T) => unknown) => firstByte(upstreamCall, config.upstreamTimeoutMs, provider.label, abandon);
       // Same family with nothing to change (no alias, no files): the client's own body goes up.
-      const dialect = route.model === request.model && request.fileIds.length === 0 ? sameFamily(provider, input, output) : undefined;
+      const dialect = input === output && route.model === request.model && request.fileIds.length === 0 ? input.dialect : undefined;
       const native = dialect && provider.native?.[dialect];
       if (native) {
         const reply = await wait(native({ body: call.raw, model: route.model, stream: request.stream, signal: call.signal }), (late) => late.kind === "stream" && late.body.cancel());
         if (reply.kind === "json") return { kind: "bytes" as const, bytes: reply.bytes, contentType: reply.contentType };
-        const ending = { last: CODECS[output].lastEvent, error: (e: GatewayError) => CODECS[output].streamEncoder(requested, request).error(e) };
+        const ending = { last: output.lastEvent, error: (e: GatewayError) => output.streamEncoder(requested, request).error(e) };
         return { kind: "stream" as const, body: guardStream(reply.body, ending, reply.failure, incomplete(provider.label), onBreak), contentType: reply.contentType };
       }
       if (!request.stream) {
         const reply = await wait(provider.complete(request, route.model, call.signal));
-        return { kind: "json" as const, body: CODECS[output].encodeReply(reply, requested) };
+        return { kind: "json" as const, body: output.encodeReply(reply, requested) };
       }
       const events = provider.stream(request, route.model, call.signal)[Symbol.asyncIterator]();
       const first = await wait(events.next(), () => events.return?.());
-      const encoder = CODECS[output].streamEncoder(requested, request);
+      const encoder = output.streamEncoder(requested, request);
       return { kind: "events" as const, events: relay(first, events, encoder, provider.label, call.signal, log, onBreak) };
     };
 
@@ -111,12 +107,6 @@ export function createChat({ config, providers, router, log, attachFiles }: Chat
 }
 
 export type Chat = ReturnType<typeof createChat>;
-
-/** The provider's native dialect when the client asked in it and wants the answer in it too. */
-function sameFamily(provider: Provider, input: FormatName, output: FormatName): Dialect | undefined {
-  if (input !== output || !provider.native) return undefined;
-  return NATIVE.find(([format, dialect]) => format === input && provider.native![dialect])?.[1];
-}
 
 /**
  * Feeds upstream events through the encoder as they come; an error ends the stream in-format.

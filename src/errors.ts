@@ -65,3 +65,46 @@ export function envelope(error: GatewayError, debug = false): ErrorEnvelope {
   const details = debug && error.upstream ? error.upstream : error.details;
   return { error: { type: error.type, message: error.message, ...(details ? { details } : {}) } };
 }
+
+/** Whose error envelope a caller expects (contract 9): each endpoint speaks its vendor's dialect. */
+export type ErrorDialect = "parley" | "anthropic" | "openai";
+
+/** Anthropic's error types by status; parley's own 502/503/504 are its `api_error`. */
+function anthropicType(error: GatewayError): string {
+  if (error.upstreamStatus === 529) return "overloaded_error";
+  switch (error.status) {
+    case 400:
+    case 405:
+    case 422:
+      return "invalid_request_error";
+    case 401:
+      return "authentication_error";
+    case 403:
+      return "permission_error";
+    case 404:
+      return "not_found_error";
+    case 413:
+      return "request_too_large";
+    case 429:
+      return "rate_limit_error";
+    default:
+      return "api_error";
+  }
+}
+
+/** The error body in the caller's dialect. */
+export function errorBody(error: GatewayError, dialect: ErrorDialect, debug = false): unknown {
+  const parley = envelope(error, debug);
+  switch (dialect) {
+    case "parley":
+      return parley;
+    case "anthropic": {
+      const { message, details } = parley.error;
+      return { type: "error", error: { type: anthropicType(error), message: details && debug ? `${message} (${details})` : message } };
+    }
+    case "openai": {
+      const param = /^([\w.[\]]+):/.exec(error.details ?? "")?.[1] ?? null;
+      return { error: { type: error.type, message: error.message, param, code: null } };
+    }
+  }
+}

@@ -1,5 +1,6 @@
 import type { GatewayError } from "../errors.ts";
 import type { ChatReply, ChatRequest, Finish, FinishReason, SseEvent, StreamEvent } from "../ir.ts";
+import type { Dialect } from "../providers/provider.ts";
 import type { Json } from "./read.ts";
 
 /** Turns IR stream events into a format's server-sent events; keeps its own state in closures. */
@@ -17,6 +18,8 @@ export interface Codec {
   streamEncoder(model: string, request: ChatRequest): StreamEncoder;
   /** Text found in the last event of a complete stream: a stream passed through without it was cut short. */
   lastEvent: string;
+  /** The wire dialect this codec speaks, when a provider may take it natively (same family, no conversion). */
+  dialect?: Dialect;
 }
 
 /** Turns one upstream stream chunk into IR events; keeps its own state in closures. */

@@ -199,4 +199,4 @@ function streamEncoder(model: string, request: ChatRequest): StreamEncoder {
   };
 }
 
-export const openaiChat: Codec = { decodeRequest, encodeReply, streamEncoder, lastEvent: "[DONE]" };
+export const openaiChat: Codec = { decodeRequest, encodeReply, streamEncoder, lastEvent: "[DONE]", dialect: "openai-chat" };

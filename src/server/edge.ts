@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
-import { envelope, GatewayError, invalidRequest, notFound } from "../errors.ts";
+import { errorBody, GatewayError, invalidRequest, notFound, type ErrorDialect } from "../errors.ts";
+import { errorDialect } from "./dialects.ts";
 import type { Logger } from "../log.ts";
 import type { AccessEntry } from "./access-log.ts";
 
@@ -61,17 +62,19 @@ export function edge(options: EdgeOptions) {
         // The client went away mid-request: nobody is left to answer, and it is not a bug.
         if (request.signal.aborted) return new Response(null, { status: 499, headers });
         const known = toGatewayError(code, error, request, options.isKnownPath);
-        if (known) return errorResponse(known, debug, headers);
+        if (known) return errorResponse(known, debug, headers, errorDialect(request));
         log.error(`request ${headers[REQUEST_ID]} failed:`, error);
         const bug = new GatewayError(500, "internal_server_error", `Internal error; quote request id ${headers[REQUEST_ID]} when reporting it.`);
-        return errorResponse(bug, debug, headers);
+        return errorResponse(bug, debug, headers, errorDialect(request));
       }
     });
 }
 
 /** JSON response in the contract's envelope, with the error's own headers. */
-function errorResponse(error: GatewayError, debug: boolean, headers: Record<string, string>): Response {
-  return Response.json(envelope(error, debug), { status: error.status, headers: { ...headers, ...error.headers } });
+function errorResponse(error: GatewayError, debug: boolean, headers: Record<string, string>, dialect: ErrorDialect): Response {
+  // Anthropic's clients quote `request-id`.
+  const own: Record<string, string> = dialect === "anthropic" ? { "request-id": headers[REQUEST_ID]! } : {};
+  return Response.json(errorBody(error, dialect, debug), { status: error.status, headers: { ...headers, ...own, ...error.headers } });
 }
 
 function toGatewayError(code: string | number, error: unknown, request: Request, isKnownPath: (path: string) => boolean) {

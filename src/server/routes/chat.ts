@@ -1,8 +1,11 @@
-import { Elysia, sse } from "elysia";
+import { Elysia } from "elysia";
 import type { Chat } from "../../chat.ts";
 import { invalidRequest } from "../../errors.ts";
+import { CODECS, detectFormat, formatName } from "../../formats/detect.ts";
+import { isObject } from "../../formats/read.ts";
 import { auth, type Guard } from "../auth.ts";
 import { note, REQUEST_ID } from "../edge.ts";
+import { reply } from "../reply.ts";
 
 const DESCRIPTION = `One endpoint, three request formats: OpenAI Chat Completions (alpha), Anthropic Messages
 (beta_messages, detected by anthropic_version / vendor_version or Anthropic-only fields) and Titan Text
@@ -17,27 +20,14 @@ export function chatRoutes(chat: Chat, guard: Guard) {
       async ({ request, query, set }) => {
         const raw = await request.text();
         const headers = set.headers as Record<string, string>;
+        const body = parseJson(raw);
+        if (!isObject(body)) throw invalidRequest("The request body must be a JSON object.");
+        const input = CODECS[detectFormat(body)];
+        const output = query.target_format === undefined ? CODECS.alpha : CODECS[formatName(query.target_format)];
         const outcome = await chat({
-          body: parseJson(raw), raw, targetFormat: query.target_format, signal: request.signal,
-          requestId: headers[REQUEST_ID], observe: (info) => note(set, info),
+          input, output, body, raw, signal: request.signal, requestId: headers[REQUEST_ID], observe: (info) => note(set, info),
         });
-        Object.assign(headers, outcome.headers);
-        switch (outcome.kind) {
-          case "json":
-            return outcome.body;
-          case "bytes":
-            // A whole JSON reply goes out in one write, as the upstream wrote it.
-            headers["content-type"] = outcome.contentType;
-            return outcome.bytes;
-          case "stream":
-            headers["content-type"] = outcome.contentType;
-            headers["cache-control"] = "no-cache";
-            return new Response(outcome.body, { headers });
-          case "events":
-            return (async function* () {
-              for await (const event of outcome.events) yield sse(event as { event?: string; data: unknown });
-            })();
-        }
+        return reply(outcome, headers);
       },
       {
         scope: "chat",

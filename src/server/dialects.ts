@@ -1,0 +1,10 @@
+import type { ErrorDialect } from "../errors.ts";
+
+/** Whose error envelope a request's caller expects: by path, and for /v1/models by Anthropic's version header. */
+export function errorDialect(request: Request): ErrorDialect {
+  const path = new URL(request.url).pathname;
+  if (path.startsWith("/v1/messages")) return "anthropic";
+  if (path.startsWith("/v1/responses")) return "openai";
+  if (path.startsWith("/v1/models") && request.headers.has("anthropic-version")) return "anthropic";
+  return "parley";
+}
