@@ -81,9 +81,10 @@ export function createChat({ config, providers, router, log, attachFiles }: Chat
       if (native) {
         const reply = await wait(native({ body: call.raw, model: route.model, stream: request.stream, signal: call.signal }), (late) => late.kind === "stream" && late.body.cancel());
         if (reply.kind === "json") return { kind: "bytes" as const, bytes: reply.bytes, contentType: reply.contentType };
-        const ending = { last: output.lastEvent, error: (e: GatewayError) => output.streamEncoder(requested, request).error(e) };
+        const ending = { last: output.lastEvent, names: output.endEvents, error: (e: GatewayError) => output.streamEncoder(requested, request).error(e) };
         return { kind: "stream" as const, body: guardStream(reply.body, ending, reply.failure, incomplete(provider.label), onBreak), contentType: reply.contentType };
       }
+      if (request.needsNative) throw invalidRequest(request.needsNative.reason, `${request.needsNative.field}: not supported on a converted route`);
       if (!request.stream) {
         const reply = await wait(provider.complete(request, route.model, call.signal));
         return { kind: "json" as const, body: output.encodeReply(reply, requested) };

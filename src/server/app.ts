@@ -20,6 +20,7 @@ import { docsRoutes } from "./routes/docs.ts";
 import { filesRoutes } from "./routes/files.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { modelRoutes } from "./routes/models.ts";
+import { responsesRoutes } from "./routes/responses.ts";
 
 export interface AppOptions {
   config: Config;
@@ -53,6 +54,7 @@ export function createApp({ config, log, accessLog }: AppOptions) {
     .use(healthRoutes(config, redis?.status))
     .use(modelRoutes(config, guard))
     .use(chatRoutes(chat, guard))
+    .use(responsesRoutes(chat, guard))
     .use(filesRoutes(config, files, guard));
   app.onStop(() => {
     redis?.close();
