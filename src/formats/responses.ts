@@ -326,7 +326,7 @@ function streamEncoder(model: string): StreamEncoder {
         case "text": {
           const events = start();
           if (open?.item.type !== "message") {
-            events.push(...close(), ...begin(messageItem(randomId("msg_"), "", "in_progress")));
+            events.push(...close(), ...begin({ ...messageItem(randomId("msg_"), "", "in_progress"), content: [] }));
             events.push(ev("response.content_part.added", { item_id: open!.item.id, output_index: open!.index, content_index: 0, part: { type: "output_text", text: "", annotations: [], logprobs: [] } }));
           }
           open!.text += event.text;
