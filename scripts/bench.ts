@@ -80,6 +80,7 @@ const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/
 const chatBody = JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Say hello" }], max_tokens: 50 });
 const claudeBody = JSON.stringify({ model: CLAUDE, messages: [{ role: "user", content: "Say hello" }], max_tokens: 50 });
 const anthropicBody = JSON.stringify({ anthropic_version: "bedrock-2023-05-31", max_tokens: 50, messages: [{ role: "user", content: [{ type: "text", text: "Say hello" }] }] });
+const responsesBody = JSON.stringify({ model: "gpt-4o-mini", input: "Say hello", max_output_tokens: 50 });
 const auth = { authorization: `Bearer ${KEY}`, "content-type": "application/json" };
 
 interface Target {
@@ -183,6 +184,8 @@ try {
     direct: t("direct", `${upstream.url}/v1/chat/completions`, chatBody),
     hop: t("hop", `${hop.url}/v1/chat/completions`, chatBody),
     passthrough: t("parley passthrough", `${source.url}/v1/chat/completions`, chatBody),
+    directResponses: t("direct responses", `${upstream.url}/v1/responses`, responsesBody),
+    responses: t("parley responses passthrough", `${source.url}/v1/responses`, responsesBody),
     directBedrock: t("direct bedrock", `${upstream.url}/model/${encodeURIComponent(CLAUDE)}/invoke`, anthropicBody),
     toBedrock: t("parley alpha -> bedrock", `${source.url}/v1/chat/completions`, claudeBody),
     toAnthropic: t("parley alpha -> beta_messages", `${source.url}/v1/chat/completions?target_format=beta_messages`, chatBody),
@@ -195,6 +198,7 @@ try {
   // stays warmer and answers faster, which would flatter whichever got more.
   const scenarios: [label: string, target: Target, direct: Target, limit?: number][] = [
     ["passthrough", targets.passthrough, targets.direct, 1.3],
+    ["responses passthrough", targets.responses, targets.directResponses, 1.3],
     ["alpha -> Bedrock-Anthropic", targets.toBedrock, targets.directBedrock, 1.6],
     ["alpha -> beta_messages reply", targets.toAnthropic, targets.direct, 1.6],
     ...(binary ? [["binary passthrough", targets.binary!, targets.direct, 1.3] as [string, Target, Target, number]] : []),
@@ -256,12 +260,15 @@ try {
 
   // Streaming: added time to first token, and no chunk lost or merged.
   const streamBody = JSON.stringify({ model: "gpt-4o-mini", stream: true, messages: [{ role: "user", content: "Count" }] });
+  const responsesStream = JSON.stringify({ model: "gpt-4o-mini", stream: true, input: "Count" });
   const streams = [
     { name: "direct", target: t("direct", `${upstream.url}/v1/chat/completions`, streamBody), marker: '"content":"tok' },
     { name: "passthrough", target: t("passthrough", `${source.url}/v1/chat/completions`, streamBody), marker: '"content":"tok' },
     { name: "converted", target: t("converted", `${source.url}/v1/chat/completions?target_format=beta_messages`, streamBody), marker: '"text_delta","text":"tok' },
+    { name: "responses direct", target: t("responses direct", `${upstream.url}/v1/responses`, responsesStream), marker: '"delta":"tok' },
+    { name: "responses passthrough", target: t("responses passthrough", `${source.url}/v1/responses`, responsesStream), marker: '"delta":"tok' },
   ];
-  const ttft: Record<string, number[]> = { direct: [], passthrough: [], converted: [] };
+  const ttft: Record<string, number[]> = Object.fromEntries(streams.map((s) => [s.name, []]));
   const chunks: Record<string, number> = {};
   for (let i = 0; i < (quick ? 10 : 30); i++) {
     for (const s of streams) {
@@ -272,10 +279,10 @@ try {
   }
   const ttftMedian = Object.fromEntries(Object.entries(ttft).map(([k, v]) => [k, median(v)]));
   results.stream = { ttft_ms: ttftMedian, chunks };
-  for (const name of ["passthrough", "converted"]) {
-    const extra = ttftMedian[name]! - ttftMedian.direct!;
+  for (const [name, direct] of [["passthrough", "direct"], ["converted", "direct"], ["responses passthrough", "responses direct"]] as const) {
+    const extra = ttftMedian[name]! - ttftMedian[direct]!;
     row(`stream: added time to first token, ${name}`, `${(extra * 1000).toFixed(0)} µs`, "", extra < 1 ? "ok (< 1 ms)" : "MISS (< 1 ms)");
-    row(`stream: chunks, ${name}`, `${chunks[name]}`, `direct ${chunks.direct}`, chunks[name] === chunks.direct ? "ok (equal)" : "MISS (equal)");
+    row(`stream: chunks, ${name}`, `${chunks[name]}`, `${direct} ${chunks[direct]}`, chunks[name] === chunks[direct] ? "ok (equal)" : "MISS (equal)");
   }
 
   // Cold start of the binary.
