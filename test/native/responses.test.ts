@@ -1,5 +1,8 @@
 import { afterAll, beforeEach, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
+import { GatewayError } from "../../src/errors.ts";
+import { responses } from "../../src/formats/responses.ts";
+import { guardStream } from "../../src/formats/sse.ts";
 import { anthropicEvents, anthropicReply, converseEvents } from "../lib/fake-bedrock.ts";
 import { readSse, startGateway, TEST_KEY } from "../lib/gateway.ts";
 
@@ -264,5 +267,39 @@ describe("errors in OpenAI's envelope", () => {
     expect(limited.status).toBe(429);
     expect(limited.headers.get("retry-after")).toBeTruthy();
     expect((await limited.json()).error).toMatchObject({ type: "requests", code: "rate_limit_exceeded" });
+  });
+});
+
+describe("the passthrough's end check", () => {
+  const complete = [
+    'event: response.created\ndata: {"type":"response.created","sequence_number":0,"response":{"id":"resp_1","output":[]}}\n\n',
+    'event: response.output_text.delta\ndata: {"type":"response.output_text.delta","sequence_number":1,"delta":"event: response.completed"}\n\n',
+    `event: response.completed\ndata: {"type":"response.completed","sequence_number":2,"response":{"id":"resp_1","output":[{"text":"${"x".repeat(500)}"}]}}\n\n`,
+  ].join("");
+  const guarded = async (text: string, cuts: number[]) => {
+    const bytes = new TextEncoder().encode(text);
+    const bounds = [0, ...cuts, bytes.length];
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let i = 0; i + 1 < bounds.length; i++) controller.enqueue(bytes.slice(bounds[i], bounds[i + 1]));
+        controller.close();
+      },
+    });
+    const ending = { last: responses.lastEvent, names: responses.endEvents, error: (e: GatewayError) => responses.streamEncoder("m", {} as never).error(e) };
+    const out = guardStream(body, ending, (e) => e as Error, new GatewayError(503, "service_unavailable_error", "cut short"), () => {});
+    return new Response(out).text();
+  };
+
+  test("a complete stream passes whatever the chunk bounds, even split inside the event line", async () => {
+    for (let cut = 1; cut < complete.length; cut += 7) expect(await guarded(complete, [cut])).toBe(complete);
+    const at = complete.lastIndexOf("event: response.completed");
+    expect(await guarded(complete, [at + 1, at + 9, at + 20])).toBe(complete);
+  });
+
+  test("a stream cut before its last event fails, even when a delta's text names it", async () => {
+    const cut = complete.slice(0, complete.lastIndexOf("event: response.completed"));
+    const text = await guarded(cut, [10]);
+    expect(text.startsWith(cut)).toBe(true);
+    expect(text.slice(cut.length)).toStartWith("event: error\n");
   });
 });
