@@ -44,6 +44,9 @@ export function decodeRequest(body: Json): ChatRequest {
   if (instructions) system.push(instructions);
   const messages: Message[] = [];
   inputItems(body).forEach((item, i) => decodeItem(item, `input[${i}]`, system, messages, refuse));
+  // When every tool was dropped, there is nothing left to choose from.
+  const tools = decodeTools(body);
+  const toolChoice = decodeToolChoice(body.tool_choice, refuse);
 
   return {
     model: optionalString(body, "model"),
@@ -52,8 +55,7 @@ export function decodeRequest(body: Json): ChatRequest {
     maxTokens: positiveInt(body, "max_output_tokens"),
     temperature: numberIn(body, "temperature", 0, 2),
     topP: numberIn(body, "top_p", 0, 1),
-    tools: decodeTools(body),
-    toolChoice: decodeToolChoice(body.tool_choice, refuse),
+    ...(tools?.length ? { tools, toolChoice } : {}),
     stream: optionalBoolean(body, "stream") ?? false,
     includeUsage: true,
     fileIds: [],

@@ -168,6 +168,11 @@ describe("converted: Bedrock Claude, Converse and the mock", () => {
     expect(response.headers.get("x-parley-dropped-tools")).toBe("web_search, custom, namespace");
     expect(gateway.bedrock.last().body.tools.map((t: { name: string }) => t.name)).toEqual(["get_weather"]);
 
+    const hostedOnly = await post({ model: CLAUDE, input: "hi", tools: [{ type: "web_search" }], tool_choice: "required" });
+    expect(hostedOnly.headers.get("x-parley-dropped-tools")).toBe("web_search");
+    expect(gateway.bedrock.last().body).not.toContainKey("tools");
+    expect(gateway.bedrock.last().body).not.toContainKey("tool_choice");
+
     const streamed = await post({ model: CLAUDE, input: "hi", tools, stream: true });
     expect(streamed.headers.get("x-parley-dropped-tools")).toBe("web_search, custom, namespace");
     await streamed.text();
