@@ -20,8 +20,8 @@ export interface ChatCall {
   raw: string;
   /** Aborts when the client goes away. */
   signal: AbortSignal;
-  /** For log lines written after the response started (a stream that broke). */
-  requestId?: string;
+  /** Told when a stream breaks after it started: its log line says so. */
+  onBreak?: (reason: string) => void;
   /** Told where the request went, how long the upstream took to answer and how many calls it took. */
   observe?: (info: { model: string; provider: string; upstream_ms?: number; attempts: number }) => void;
 }
@@ -54,7 +54,7 @@ export function createChat({ config, providers, router, log, attachFiles }: Chat
     const requested = request.model ?? config.alpha.defaultModel;
     if (!requested) throw invalidRequest("Missing required field 'model', and no DEFAULT_ALPHA_MODEL is set.", "model: required");
     const models = [requested, ...(config.modelFallbacks.get(requested) ?? [])];
-    const onBreak = (error: GatewayError) => log.warn(`request ${call.requestId ?? "-"}: the stream broke after it started: ${error.message}`);
+    const onBreak = (error: GatewayError) => call.onBreak?.(error.message);
     let attempts = 0;
     let since: number | undefined;
     let route: Route | undefined;

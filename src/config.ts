@@ -16,6 +16,7 @@ export interface Config {
   port: number;
   workers: number;
   logLevel: LogLevel;
+  logFormat: "text" | "json";
   environment: string;
   debug: boolean;
   corsOrigins: string[] | "*";
@@ -81,6 +82,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: "PORT", fallback: "8000", check: int(0, 65535), help: "port to listen on" },
   { key: "WORKERS", fallback: "1", check: int(1, 64), help: "server processes sharing the port" },
   { key: "LOG_LEVEL", fallback: "info", check: oneOf(Object.keys(LOG_LEVELS)), help: "logging level" },
+  { key: "LOG_FORMAT", fallback: "text", check: oneOf(["text", "json"]), help: "text, or json for one JSON object per log line" },
   { key: "ENVIRONMENT", fallback: "development", check: noSpace, help: "development or production" },
   { key: "DEBUG", fallback: "false", check: oneOf(Object.keys(BOOLEANS)), help: "upstream error text in responses, verbose logs" },
   { key: "CORS_ORIGINS", help: "allowed origins in production, comma-separated" },
@@ -194,6 +196,7 @@ function toConfig(v: Record<string, string | undefined>): Config {
     port: num("PORT"),
     workers: num("WORKERS"),
     logLevel: LOG_LEVELS[v.LOG_LEVEL!.toLowerCase()]!,
+    logFormat: v.LOG_FORMAT!.toLowerCase() === "json" ? "json" : "text",
     environment: v.ENVIRONMENT!.toLowerCase(),
     debug: BOOLEANS[v.DEBUG!.toLowerCase()]!,
     corsOrigins: production ? splitList(v.CORS_ORIGINS ?? "") : "*",
