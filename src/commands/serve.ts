@@ -83,6 +83,6 @@ function summarize({ config, entries, configFile }: Loaded, log: Logger): void {
   const real = providers.filter(([name]) => name !== "mock");
   if (!real.some(([, ok]) => ok)) {
     const missing = real.map(([name]) => PROVIDER_VARIABLES[name] ?? name).join(", or ");
-    log.warn(`no real provider is configured: chats will answer 503 until you set ${missing} (parley config set KEY VALUE)`);
+    log.warn(`no real provider is configured: only the built-in mock answers (model "mock"); set ${missing} (parley config set KEY VALUE)`);
   }
 }

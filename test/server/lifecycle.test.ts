@@ -31,7 +31,7 @@ describe("the ready line", () => {
     const u = user({ ALPHA_API_KEY: "sk-upstream-0000000000001" });
     const server = await serve(["--port", "0"], u);
     try {
-      expect(server.ready).toEqual({ event: "ready", url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/), pid: server.proc.pid, providers: { alpha: "available", beta: "not_configured" } });
+      expect(server.ready).toEqual({ event: "ready", url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/), pid: server.proc.pid, providers: { alpha: "available", beta: "not_configured", mock: "available" } });
       expect(server.ready.url).not.toEndWith(":0");
       expect((await fetch(`${server.ready.url}/health`)).status).toBe(200);
       expect(server.stderr()).toContain("providers: alpha configured, beta not configured");
@@ -48,7 +48,7 @@ describe("the ready line", () => {
     const server = await serve(["--port", "0", "--workers", "2"], u);
     try {
       expect(server.ready.pid).toBe(server.proc.pid);
-      expect(server.ready.providers).toEqual({ alpha: "not_configured", beta: "not_configured" });
+      expect(server.ready.providers).toEqual({ alpha: "not_configured", beta: "not_configured", mock: "available" });
       expect(server.stderr()).toMatch(/worker 1.*listening on/);
       expect(server.stderr()).toMatch(/worker 2.*listening on/);
       expect((await fetch(`${server.ready.url}/health`)).status).toBe(200);
