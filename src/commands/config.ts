@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
 import { configFileLocation, loadConfig, mask, setConfigValue, SETTINGS } from "../config.ts";
-import { closest } from "./did-you-mean.ts";
+import { closest } from "../did-you-mean.ts";
 import { exitOnConfigError, exitUsage } from "./fail.ts";
 
 /** What `config set` tells the user after writing: a server reads its configuration once, at start. */

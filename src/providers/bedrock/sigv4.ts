@@ -66,11 +66,10 @@ export function signRequest(request: SignedRequest, credentials: Credentials, re
   for (const [name, value] of Object.entries({ host: request.host, ...request.headers, ...added })) headers.set(name.toLowerCase(), value.trim().replace(/\s+/g, " "));
   const names = [...headers.keys()].sort();
   const signedHeaders = names.join(";");
-  const query = Object.entries(request.query ?? {}).map(([k, v]) => [rfc3986(k), rfc3986(v)]).sort(([a, x], [b, y]) => (a! < b! ? -1 : a! > b! ? 1 : x! < y! ? -1 : 1));
   const canonical = [
     request.method,
     canonicalPath(request.path),
-    query.map(([k, v]) => `${k}=${v}`).join("&"),
+    canonicalQuery(request.query),
     names.map((name) => `${name}:${headers.get(name)}\n`).join(""),
     signedHeaders,
     sha256(request.body ?? ""),
@@ -79,6 +78,13 @@ export function signRequest(request: SignedRequest, credentials: Credentials, re
   const key = hmac(hmac(hmac(hmac(`AWS4${credentials.secretAccessKey}`, day), region), service), "aws4_request");
   const signature = hmac(key, `AWS4-HMAC-SHA256\n${amzDate}\n${scope}\n${sha256(canonical)}`).toString("hex");
   return { ...added, authorization: `AWS4-HMAC-SHA256 Credential=${credentials.accessKeyId}/${scope}, SignedHeaders=${signedHeaders}, Signature=${signature}` };
+}
+
+/** A query string as SigV4 signs it, and as it must then be sent: RFC 3986 encoding, sorted. */
+export function canonicalQuery(query: Record<string, string> = {}): string {
+  const pairs = Object.entries(query).map(([k, v]) => [rfc3986(k), rfc3986(v)] as const);
+  pairs.sort(([a, x], [b, y]) => (a < b ? -1 : a > b ? 1 : x < y ? -1 : x > y ? 1 : 0));
+  return pairs.map(([k, v]) => `${k}=${v}`).join("&");
 }
 
 const rfc3986 = (text: string) => encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
