@@ -26,7 +26,7 @@ interface Known {
  * process or, after a restart, from SQLite); with none at all, the built-in catalogue stands in.
  * Never on a chat's path: routing asks `providerOf`, a set lookup.
  */
-export function createDiscovery({ config, database, log, listers }: { config: Config; database: () => Database; log: Logger; listers: Listers }) {
+export function createDiscovery({ config, database, log, listers }: { config: Pick<Config, "modelsRefreshS" | "alpha" | "modelAliases">; database: () => Database; log: Logger; listers: Listers }) {
   const known = new Map<ProviderName, Known>();
   const failing = new Set<ProviderName>();
   const names = Object.keys(listers) as ProviderName[];
@@ -86,6 +86,11 @@ export function createDiscovery({ config, database, log, listers }: { config: Co
     },
     stop: () => clearInterval(timer),
     refresh,
+
+    /** Every id a configured provider serves, as far as parley knows: for "did you mean". */
+    ids(): string[] {
+      return [...names, "mock" as const].flatMap((name) => (known.get(name)?.models ?? catalogue(name)).map((m) => m.id));
+    },
 
     /** The provider whose upstream lists this id, if one does. */
     providerOf(id: string): ProviderName | undefined {

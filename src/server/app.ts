@@ -14,7 +14,7 @@ import { createChat } from "../chat.ts";
 import { lazyFiles } from "../files/index.ts";
 import type { Files } from "../files/service.ts";
 import { createDiscovery } from "../providers/discovery.ts";
-import { configuredProviders, createProviders, modelListers } from "../providers/registry.ts";
+import { createProviders, modelListers } from "../providers/registry.ts";
 import { createRouter } from "../providers/routes.ts";
 import { chatRoutes } from "./routes/chat.ts";
 import { docsRoutes } from "./routes/docs.ts";
@@ -44,8 +44,7 @@ export function createApp({ config, log, accessLog }: AppOptions) {
   const attachFiles = async (request: Parameters<Files["attachTo"]>[0]) => (await files.files()).attachTo(request);
   const discovery = createDiscovery({ config, database: db, log, listers: modelListers(config) });
   void discovery.start();
-  const known = { providerOf: discovery.providerOf, ids: () => discovery.list(configuredProviders(config), () => undefined).map((m) => m.id) };
-  const chat = createChat({ config, log, providers: createProviders(config), router: createRouter(config, known), attachFiles });
+  const chat = createChat({ config, log, providers: createProviders(config), router: createRouter(config, discovery), attachFiles });
   const routes: { method: string; path: string }[] = [];
   const app = new Elysia({ name: "parley" })
     .use(edge({

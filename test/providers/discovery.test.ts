@@ -154,3 +154,21 @@ describe("inference profile and custom model ARNs", () => {
     expect(gateway.bedrock.last()).toMatchObject({ modelId: custom, action: "invoke" });
   });
 });
+
+describe("parley models", () => {
+  test("prints the live list with provider and source; --json for scripts", async () => {
+    const { runCli, userDir } = await import("../lib/cli.ts");
+    gateway.openai.catalogue.ids = ["llama3.2"];
+    const env = { ...userDir().env, ALPHA_BASE_URL: gateway.openai.url, BETA_REGION: "us-east-1", BETA_API_KEY: "bedrock-api-key-test-0001", BETA_CONTROL_ENDPOINT_URL: gateway.bedrock.url };
+    const table = await runCli(["models"], { env });
+    expect(table.code).toBe(0);
+    expect(table.stdout).toMatch(/^MODEL +PROVIDER +OWNED BY +SOURCE$/m);
+    expect(table.stdout).toMatch(/^llama3\.2 +alpha +local +discovered$/m);
+    const json = JSON.parse((await runCli(["models", "--json"], { env })).stdout);
+    expect(json).toContainEqual({ id: "us.anthropic.claude-sonnet-4-5-20250929-v1:0", provider: "beta", owned_by: "anthropic", source: "discovered" });
+    gateway.openai.catalogue.failing = true;
+    const offline = JSON.parse((await runCli(["models", "--json"], { env: { ...env, BETA_API_KEY: "bedrock-api-key-wrong" } })).stdout);
+    expect(offline.find((m: { id: string }) => m.id === "llama3.2").source).toBe("cached");
+    expect(offline.filter((m: { provider: string }) => m.provider === "beta").every((m: { source: string }) => m.source === "cached")).toBe(true);
+  });
+});

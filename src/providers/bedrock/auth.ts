@@ -6,13 +6,6 @@ import { createSigner, signRequest } from "./sigv4.ts";
 
 export const CREDENTIALS = "BETA_API_KEY, or BETA_ACCESS_KEY_ID and BETA_SECRET_ACCESS_KEY, or BETA_PROFILE";
 
-/** What proves parley to Bedrock, as /health and `config show` name it. */
-export function credentialKind(beta: Config["beta"]): "api key" | "static keys" | "profile" | "default chain" {
-  if (beta.apiKey) return "api key";
-  if (beta.accessKeyId && beta.secretAccessKey) return "static keys";
-  return beta.profile ? "profile" : "default chain";
-}
-
 export interface BedrockAuth {
   /** Headers for a JSON POST to the runtime. */
   post(host: string, path: string, accept: string, body: string): Promise<Record<string, string>>;
