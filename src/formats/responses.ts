@@ -1,7 +1,7 @@
 import { GatewayError, invalidRequest, validationError } from "../errors.ts";
 import type { ChatReply, ChatRequest, Finish, Message, Part, SseEvent, Tool, ToolChoice, Usage } from "../ir.ts";
 import { randomId, usageTracker, type Codec, type StreamEncoder } from "./codec.ts";
-import { isObject, numberIn, objectList, optionalBoolean, optionalString, parseDataUrl, positiveInt, type Json } from "./read.ts";
+import { isObject, numberIn, numberOr, objectList, optionalBoolean, optionalString, parseDataUrl, positiveInt, type Json } from "./read.ts";
 
 /**
  * The OpenAI Responses API (`POST /v1/responses`), stateless. To an OpenAI-compatible upstream the
@@ -373,6 +373,28 @@ function streamEncoder(model: string): StreamEncoder {
   };
 }
 
+/** A response object's `usage`, when it has one. */
+export function responseUsage(usage: unknown): Usage | undefined {
+  if (!isObject(usage)) return undefined;
+  return { inputTokens: numberOr(usage.input_tokens) ?? 0, outputTokens: numberOr(usage.output_tokens) ?? 0 };
+}
+
+/**
+ * Token counts from the end of a stream passed through: the `response.completed` (or
+ * `.incomplete`) event's response, when its data line is whole within the tail.
+ */
+function usageIn(tail: string): Usage | undefined {
+  const at = Math.max(tail.lastIndexOf("\nevent: response.completed"), tail.lastIndexOf("\nevent: response.incomplete"));
+  const start = tail.indexOf("data:", at);
+  if (at === -1 || start === -1) return undefined;
+  const end = tail.indexOf("\n", start);
+  try {
+    return responseUsage(JSON.parse(tail.slice(start + 5, end === -1 ? undefined : end)).response?.usage);
+  } catch {
+    return undefined;
+  }
+}
+
 export const responses: Codec = {
   decodeRequest,
   encodeReply,
@@ -380,4 +402,5 @@ export const responses: Codec = {
   lastEvent: "response.completed",
   endEvents: ["response.completed", "response.incomplete", "response.failed", "error"],
   dialect: "openai-responses",
+  usageIn,
 };

@@ -29,14 +29,21 @@ export async function startFakeOpenAI() {
   const encoder = new TextEncoder();
   /** The bodies sent for /v1/responses, whole (a stream's bytes as far as they went). */
   const sent: string[] = [];
+  /** What GET /v1/models answers: these ids, or a 503 while failing. */
+  const catalogue = { ids: ["gpt-4o", "gpt-4o-mini"], failing: false };
 
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
     idleTimeout: 0,
     async fetch(request) {
-      const raw = await request.text();
       const path = new URL(request.url).pathname;
+      // Model discovery asks in the background; it is not one of the calls tests count.
+      if (request.method === "GET" && path === "/v1/models") {
+        if (catalogue.failing) return Response.json({ error: { message: "models are down" } }, { status: 503 });
+        return Response.json({ object: "list", data: catalogue.ids.map((id) => ({ id, object: "model", created: 1, owned_by: "local" })) });
+      }
+      const raw = await request.text();
       const body = raw ? JSON.parse(raw) : {};
       received.push({ path, headers: request.headers, body, raw });
       const responses = path === "/v1/responses";
@@ -141,6 +148,7 @@ export async function startFakeOpenAI() {
     url: `http://127.0.0.1:${server.port}/v1`,
     ...controls,
     sent,
+    catalogue,
     reset() {
       controls.reset();
       sent.length = 0;

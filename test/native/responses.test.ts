@@ -307,4 +307,11 @@ describe("the passthrough's end check", () => {
     expect(text.startsWith(cut)).toBe(true);
     expect(text.slice(cut.length)).toStartWith("event: error\n");
   });
+
+  test("the usage of a passed-through stream is read from its response.completed event", async () => {
+    const response = await post({ model: GPT, input: "hi", stream: true });
+    const text = await response.text();
+    expect(responses.usageIn!(text.slice(-3000))).toEqual({ inputTokens: 11, outputTokens: 7 });
+    expect(responses.usageIn!(complete)).toEqual(undefined);
+  });
 });

@@ -1,5 +1,6 @@
 import { createParser } from "eventsource-parser";
 import type { Config } from "../../config.ts";
+import type { Usage } from "../../ir.ts";
 import { GatewayError } from "../../errors.ts";
 import type { NativeCall, NativeReply, Provider } from "../provider.ts";
 import { fetchError, fetchFailed, fromUpstreamStatus, parseUpstreamJson, type Upstream } from "../upstream-errors.ts";
@@ -25,13 +26,13 @@ export function createOpenAIProvider(config: Config): Provider {
   };
   const readBody = (response: Response) => response.arrayBuffer().catch((error) => fetchFailed(up, error, true));
   /** The client's body as sent; the reply's bytes as the upstream wrote them, a JSON one checked first. */
-  const passthrough = (url: string, check: (body: unknown) => unknown) => async ({ body, stream, signal }: NativeCall): Promise<NativeReply> => {
+  const passthrough = (url: string, check: (body: unknown) => Usage | undefined) => async ({ body, stream, signal }: NativeCall): Promise<NativeReply> => {
     const response = await post(body, signal, url);
     const contentType = response.headers.get("content-type") ?? (stream ? "text/event-stream" : "application/json");
     if (stream && contentType.includes("text/event-stream")) return { kind: "stream", body: response.body!, contentType, failure: (error) => fetchError(up, error, true) };
     const bytes = await readBody(response);
-    check(parseUpstreamJson(up, new TextDecoder().decode(bytes)));
-    return { kind: "json", bytes, contentType };
+    const usage = check(parseUpstreamJson(up, new TextDecoder().decode(bytes)));
+    return { kind: "json", bytes, contentType, usage };
   };
 
   return {
@@ -66,7 +67,7 @@ export function createOpenAIProvider(config: Config): Provider {
     },
 
     native: {
-      "openai-chat": passthrough(urls.chat, (body) => decodeReply(body, up)),
+      "openai-chat": passthrough(urls.chat, (body) => decodeReply(body, up).usage),
       "openai-responses": passthrough(urls.responses, (body) => checkResponse(body, up)),
     },
   };

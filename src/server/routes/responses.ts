@@ -4,7 +4,7 @@ import { invalidRequest } from "../../errors.ts";
 import { isObject } from "../../formats/read.ts";
 import { droppedTools, responses } from "../../formats/responses.ts";
 import { auth, type Guard } from "../auth.ts";
-import { note, REQUEST_ID } from "../edge.ts";
+import { note } from "../edge.ts";
 import { reply } from "../reply.ts";
 
 export const DROPPED_TOOLS = "x-parley-dropped-tools";
@@ -25,7 +25,7 @@ export function responsesRoutes(chat: Chat, guard: Guard) {
         const body = parseJson(raw);
         if (!isObject(body)) throw invalidRequest("The request body must be a JSON object.");
         const outcome = await chat({
-          input: responses, output: responses, body, raw, signal: request.signal, requestId: headers[REQUEST_ID], observe: (info) => note(set, info),
+          input: responses, output: responses, body, raw, signal: request.signal, observe: (info) => note(set, info), onBreak: (broken) => note(set, { broken }),
         });
         // Passed through (the upstream's own bytes), nothing was dropped: OpenAI runs its own tools.
         const converted = outcome.kind === "json" || outcome.kind === "events";
