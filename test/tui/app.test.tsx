@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { render } from "ink-testing-library";
 import { App } from "../../tui/app.tsx";
 import { createClient } from "../../tui/client.ts";
+import { openStore } from "../../tui/store.ts";
 import { startGateway, TEST_KEY } from "../lib/gateway.ts";
 
 const gateway = await startGateway({ RATE_LIMIT_RPM: "0" });
@@ -19,7 +20,8 @@ const DOWN = "\x1b[B";
 function open(options: { key?: string; model?: string } = {}) {
   const cwd = mkdtempSync(join(tmpdir(), "parley-tui-"));
   const client = createClient(url, options.key ?? TEST_KEY);
-  const app = render(<App client={client} serverUrl={url} model={options.model ?? "gpt-4o"} cwd={cwd} size={{ columns: 80, rows: 24 }} />);
+  const store = openStore(join(cwd, "data"));
+  const app = render(<App client={client} store={store} serverUrl={url} model={options.model ?? "gpt-4o"} cwd={cwd} size={{ columns: 80, rows: 24 }} color={false} />);
   const frame = () => app.lastFrame() ?? "";
   const until = async (check: (frame: string) => boolean, what: string, ms = 3000) => {
     const deadline = Date.now() + ms;
