@@ -1,4 +1,4 @@
-import hljs from "highlight.js/lib/common";
+import type { HLJSApi } from "highlight.js";
 import { decodeHTML } from "entities";
 import type { Color, Paint } from "./style.ts";
 
@@ -11,13 +11,17 @@ const SCOPES = new Map<string, Color>([
   ["selector-class", "yellow"], ["selector-id", "yellow"], ["addition", "green"], ["deletion", "red"], ["section", "blue"], ["bullet", "yellow"],
 ]);
 
+// Loaded with the first code block, not at start: registering its languages takes tens of milliseconds.
+let engine: HLJSApi | undefined;
+const hljs = (): HLJSApi => (engine ??= require("highlight.js/lib/common") as HLJSApi);
+
 /** Code as terminal lines, coloured by language when highlight.js knows it; each line carries its own styles. */
 export function highlightCode(code: string, language: string, paint: Paint): string[] {
   const lines = code.split("\n");
-  if (!paint.color || !language || !hljs.getLanguage(language)) return lines;
+  if (!paint.color || !language || !hljs().getLanguage(language)) return lines;
   let html: string;
   try {
-    html = hljs.highlight(code, { language, ignoreIllegals: true }).value;
+    html = hljs().highlight(code, { language, ignoreIllegals: true }).value;
   } catch {
     return lines;
   }
