@@ -7,7 +7,7 @@ import type { Client, ServerFile, Settings } from "./client.ts";
 import { copyToClipboard } from "./clipboard.ts";
 import { HELP, parseCommand } from "./commands.ts";
 import { Picker, SettingsPanel } from "./components/panels.tsx";
-import { layoutDraft } from "./line-editor.ts";
+import { layoutDraft, PLAIN_KEY } from "./line-editor.ts";
 import { codeBlocks } from "./markdown.ts";
 import { apply, DEFAULT_SETTINGS, fieldNamed, settingsFrom } from "./settings.ts";
 import type { ChatStore, StoredConversation } from "./store.ts";
@@ -311,12 +311,13 @@ export function App(props: AppProps) {
       if (key.return) return submit(editor.current());
       if (editor.key(input, key)) return;
       if (key.ctrl || key.meta || key.tab) return;
-      // Fast typing arrives as one chunk: a carriage return in it sends, a line feed (Ctrl+J) is a new line.
-      const [first = "", ...after] = input.split("\r");
-      editor.type(first);
-      if (after.length === 0) return;
-      submit(editor.current());
-      editor.set(after.at(-1) ?? "");
+      // Keys pressed quickly arrive as one chunk of text: a carriage return in it sends, a line feed
+      // (Ctrl+J) is a new line, and other control bytes are the Ctrl+letter keys they stand for.
+      for (const part of input.split(/([\x00-\x09\x0b-\x1f])/)) {
+        if (part === "\r") submit(editor.current());
+        else if (/^[\x00-\x1f]$/.test(part)) editor.key(String.fromCharCode(part.charCodeAt(0) + 96), { ...PLAIN_KEY, ctrl: true });
+        else if (part) editor.type(part);
+      }
     },
     { isActive: mode.kind === "chat" || mode.kind === "confirm" },
   );

@@ -11,6 +11,13 @@ export const EMPTY: Draft = { text: "", cursor: 0 };
 
 export const draftOf = (text: string): Draft => ({ text, cursor: text.length });
 
+/** A key with no flags set. */
+export const PLAIN_KEY: Key = {
+  upArrow: false, downArrow: false, leftArrow: false, rightArrow: false, pageDown: false, pageUp: false, home: false, end: false,
+  return: false, escape: false, ctrl: false, shift: false, tab: false, backspace: false, delete: false, meta: false, super: false,
+  hyper: false, capsLock: false, numLock: false,
+};
+
 /** What a key does to the draft; "up"/"down" when the cursor is already on the first/last line (history). */
 export type EditResult = Draft | "up" | "down" | undefined;
 

@@ -240,6 +240,13 @@ describe("turns that fail or stop, and the editor", () => {
     expect(gateway.openai.last().body.messages).toEqual([{ role: "user", content: "next" }]);
   });
 
+  test("keys that arrive in one chunk with text are still keys: Ctrl+A, Ctrl+E, Ctrl+W, Enter", async () => {
+    const ui = open();
+    await ui.type("world\x01hello \x05!! oops\x17\x08\r");
+    await ui.until(() => gateway.openai.received.length === 1, "the request");
+    expect(gateway.openai.last().body.messages[0].content).toBe("hello world!!");
+  });
+
   test("Esc clears the draft when no reply is coming", async () => {
     const ui = open();
     await ui.type("a draft");

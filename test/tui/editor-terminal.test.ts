@@ -39,7 +39,7 @@ test.skipIf(!hasTmux)("editing keys, Esc, Up/Down history, multi-line editing; C
     expect(t.input()).toBe("hello, world!");
     await t.keys("Enter");
     await t.until(() => gateway.openai.received.length === 1, "the first request");
-    expect(contents()).toEqual(["hello, world!"]);
+    expect(JSON.stringify(contents())).toBe(JSON.stringify(["hello, world!"]));
     await t.until((s) => s.includes("Hello from OpenAI"), "the reply");
 
     // Kills: Ctrl+W a word, Alt+B back a word, Ctrl+K to the end, Ctrl+U to the start; Ctrl+Y puts back.

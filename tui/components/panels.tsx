@@ -1,6 +1,7 @@
 import { Box, Text, useInput } from "ink";
 import type { Settings } from "../client.ts";
 import { apply, FIELDS, LABELS, show } from "../settings.ts";
+import { tone } from "../style.ts";
 import { useLatestState } from "../use-latest.ts";
 
 /** Pick one item with ↑/↓ and Enter; Esc picks nothing. */
@@ -22,7 +23,7 @@ export function Picker<T>(props: { title: string; items: { label: string; value:
       <Text bold>{`${props.title} (↑/↓, Enter; Esc to cancel)`}</Text>
       {items.length === 0 ? <Text>(nothing here yet)</Text> : null}
       {items.slice(first, first + room).map((item, i) => (
-        <Text key={first + i} color={first + i === index ? "green" : undefined} wrap="truncate">
+        <Text key={first + i} color={first + i === index ? tone("green") : undefined} wrap="truncate">
           {first + i === index ? "❯ " : "  "}
           {item.label}
         </Text>
@@ -72,13 +73,13 @@ export function SettingsPanel(props: { settings: Settings; height: number; onCha
     <Box flexDirection="column" height={props.height}>
       <Text bold>Settings (↑/↓ choose · Enter edit · Esc back) · kept for next time</Text>
       {FIELDS.map((f, i) => (
-        <Text key={f} color={i === index ? "green" : undefined}>
+        <Text key={f} color={i === index ? tone("green") : undefined}>
           {i === index ? "❯ " : "  "}
           {LABELS[f].padEnd(15)}
           {i === index && draft !== undefined ? <Text inverse>{`${draft} `}</Text> : show(settings, f)}
         </Text>
       ))}
-      {problem ? <Text color="red">{problem}</Text> : null}
+      {problem ? <Text color={tone("red")}>{problem}</Text> : null}
     </Box>
   );
 }
