@@ -133,7 +133,8 @@ describe("slash commands", () => {
     await ui.say("/model");
     await ui.until((f) => f.includes("Pick a model"), "the picker");
     expect(ui.frame()).toContain("gpt-4o-mini");
-    await ui.type(DOWN);
+    // The picker starts listening just after it is drawn: press ↓ until the highlight moves.
+    while (!ui.frame().includes("❯ gpt-4o-mini")) await ui.type(DOWN);
     await ui.type(ENTER);
     await ui.until((f) => f.includes("parley · gpt-4o-mini"), "the picked model");
   });

@@ -54,7 +54,7 @@ test.skipIf(!hasTmux)("/attach uploads and sends file_ids with the next message;
   } finally {
     t.stop();
   }
-}, 40_000);
+}, 60_000);
 
 test.skipIf(!hasTmux)("/copy puts the last reply or one code block on the terminal's clipboard (OSC 52)", async () => {
   const dir = mkdtempSync(join(tmpdir(), "parley-copy-"));
@@ -83,7 +83,7 @@ test.skipIf(!hasTmux)("/copy puts the last reply or one code block on the termin
   } finally {
     t.stop();
   }
-}, 30_000);
+}, 60_000);
 
 test.skipIf(!hasTmux)("/save, /new, /load a saved file, /history opens an earlier conversation, --resume ID", async () => {
   const dir = mkdtempSync(join(tmpdir(), "parley-library-"));
@@ -151,7 +151,7 @@ test.skipIf(!hasTmux)("/save, /new, /load a saved file, /history opens an earlie
   } finally {
     missing.stop();
   }
-}, 40_000);
+}, 60_000);
 
 test.skipIf(!hasTmux)("Markdown as a terminal shows it, code highlighted by language; NO_COLOR turns colours off", async () => {
   const reply = "# Plan\n\nUse **bold** and `code`, see [docs](http://example.com).\n\n- one\n- two\n\n> quoted\n\n| name | n |\n|---|--:|\n| a | 10 |\n\n```ts\nconst x = 1;\n```";
@@ -183,4 +183,4 @@ test.skipIf(!hasTmux)("Markdown as a terminal shows it, code highlighted by lang
       t.stop();
     }
   }
-}, 40_000);
+}, 60_000);

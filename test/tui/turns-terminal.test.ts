@@ -61,7 +61,7 @@ test.skipIf(!hasTmux)("a failed turn is not sent again; /retry asks again; /edit
   } finally {
     t.stop();
   }
-}, 40_000);
+}, 60_000);
 
 test.skipIf(!hasTmux)("tool calls, a reply cut at the token limit, Retry-After, the token total, /settings checked and kept", async () => {
   const dir = mkdtempSync(join(tmpdir(), "parley-turns-"));
@@ -112,4 +112,4 @@ test.skipIf(!hasTmux)("tool calls, a reply cut at the token limit, Retry-After, 
   } finally {
     again.stop();
   }
-}, 40_000);
+}, 60_000);
