@@ -52,6 +52,23 @@ export function useChat(client: Client, store: ChatStore) {
     const current = (): NewTurn => ({ role: "assistant", text: reply, ...(calls.length ? { toolCalls: calls.map((c) => ({ ...c })) } : {}), ...(truncated ? { truncated } : {}) });
     setLive({ id: 0, ...current() });
     const seconds = () => `${((performance.now() - started) / 1000).toFixed(1)}s`;
+    // The reply is written as it streams (at most once a second), so a closed terminal loses little.
+    const conversationId = conversation.current!;
+    let savedId: number | undefined;
+    let savedAt = 0;
+    const keep = () => {
+      if (performance.now() - savedAt < 1000) return;
+      savedAt = performance.now();
+      const partial = { ...current(), meta: "interrupted" };
+      if (savedId === undefined) savedId = store.addTurn(conversationId, partial);
+      else store.updateTurn({ id: savedId, ...partial });
+    };
+    const settle = (turn: NewTurn) => {
+      if (savedId === undefined) return push(turn);
+      const done = { ...turn, id: savedId };
+      store.updateTurn(done);
+      show([...history.current, done]);
+    };
     try {
       for await (const piece of client.chat(model, messages, settings, abort.signal, files.map((f) => f.id))) {
         if (piece.type === "usage") used = { input: piece.input, output: piece.output };
@@ -63,23 +80,25 @@ export function useChat(client: Client, store: ChatStore) {
           call.arguments += piece.arguments;
         }
         setLive({ id: 0, ...current() });
+        if (reply || calls.length) keep();
       }
       if (used) {
         const spent = used;
         setUsage((u) => ({ input: u.input + spent.input, output: u.output + spent.output }));
         store.updateConversation(conversation.current!, { usage: spent });
       }
-      push({ ...current(), meta: `${model} · ${seconds()}${used ? ` · ${used.input} → ${used.output} tokens` : ""}` });
+      settle({ ...current(), meta: `${model} · ${seconds()}${used ? ` · ${used.input} → ${used.output} tokens` : ""}` });
     } catch (error) {
       if (abort.signal.aborted) {
-        if (reply || calls.length) push({ ...current(), meta: `cancelled after ${seconds()}` });
+        if (reply || calls.length) settle({ ...current(), meta: `cancelled after ${seconds()}` });
         else {
           update({ ...question, excluded: true });
           push({ role: "info", text: `cancelled after ${seconds()}` });
         }
       } else {
         update({ ...question, excluded: true });
-        if (reply || calls.length) push({ ...current(), excluded: true, meta: "incomplete" });
+        if (reply || calls.length) settle({ ...current(), excluded: true, meta: "incomplete" });
+        else if (savedId !== undefined) store.deleteTurns([savedId]);
         push({ role: "error", text: describe(error) });
       }
     } finally {

@@ -8,6 +8,9 @@ export function tmuxServer() {
   const socket = `parley-tui-${process.pid}`;
   const tmux = (...args: string[]) => Bun.spawnSync(["tmux", "-L", socket, ...args]);
   let count = 0;
+  // A session that stays: when the last session goes, tmux stops its server, and a session started
+  // just then can land on the server on its way out and show nothing.
+  tmux("new-session", "-d", "-s", "keep", "sleep 3600");
 
   function start(command: string, options: { cwd: string; env?: Record<string, string>; width?: number; height?: number }) {
     const name = `s${++count}`;

@@ -113,3 +113,23 @@ test.skipIf(!hasTmux)("tool calls, a reply cut at the token limit, Retry-After, 
     again.stop();
   }
 }, 60_000);
+
+test.skipIf(!hasTmux)("a reply is kept as it streams: a terminal closed mid-reply loses at most the last second", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "parley-turns-"));
+  const env = { HOME: dir, PARLEY_DATA_DIR: join(dir, "data") };
+  const chat = `chat --server-url ${url} --api-key ${TEST_KEY} --model gpt-4o`;
+  gateway.openai.next({ kind: "stream", chunks: Array.from({ length: 60 }, (_, i) => `w${i} `), gapMs: 100 });
+  const t = terminal.start(chat, { cwd: dir, env });
+  await t.until((s) => s.includes("parley · gpt-4o ·"), "the chat screen");
+  await t.text("talk for a while");
+  await t.keys("Enter");
+  await t.until((s) => s.includes("w25 "), "a good part of the reply");
+  t.stop();
+
+  const again = terminal.start(`${chat} --continue`, { cwd: dir, env });
+  try {
+    await again.until((s) => s.includes("› talk for a while") && s.includes("w12 ") && s.includes("interrupted"), "the reply so far");
+  } finally {
+    again.stop();
+  }
+}, 60_000);
