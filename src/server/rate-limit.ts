@@ -35,7 +35,11 @@ export function createRateLimiter(database: () => Database, rpm: number) {
   const leases = new Map<string, Lease>();
   const janitor = setInterval(() => {
     const window = currentWindow();
-    statements?.prune.run({ window: window - 1 });
+    try {
+      statements?.prune.run({ window: window - 1 });
+    } catch {
+      // The server has stopped and closed its database (or it is busy): a timer must not throw; the next run prunes.
+    }
     for (const [key, lease] of leases) if (lease.window < window) leases.delete(key);
   }, WINDOW_SECONDS * 1000);
   janitor.unref();
