@@ -1,3 +1,5 @@
+import { rmSync } from "node:fs";
+import { join } from "node:path";
 import { CLI } from "../lib/cli.ts";
 
 /**
@@ -42,7 +44,14 @@ export function tmuxServer() {
     };
   }
 
-  return { tmux, start, stop: () => tmux("kill-server") };
+  return {
+    tmux,
+    start,
+    stop() {
+      tmux("kill-server");
+      rmSync(join(process.env.TMUX_TMPDIR || "/tmp", `tmux-${process.getuid?.() ?? 0}`, socket), { force: true });
+    },
+  };
 }
 
 export type Terminal = ReturnType<ReturnType<typeof tmuxServer>["start"]>;
