@@ -130,15 +130,28 @@ export function supervise(options: SuperviseOptions): void {
     process.exit(code);
   }
 
+  /**
+   * Ready once every serving worker is. A first worker that exits by itself (port taken meanwhile,
+   * a bad host) will not do better on a restart; one killed by a signal is a crash, and its
+   * replacement is waited for.
+   */
+  async function firstStart(): Promise<Worker | undefined> {
+    for (let round = 0; round < 5; round++) {
+      const current = serving;
+      if (await allReady(current)) return undefined;
+      const failed = current.find((w) => w.proc.signalCode === null && w.proc.exitCode !== null && w.proc.exitCode !== 0);
+      if (failed || stopping) return failed ?? current[0];
+      await Bun.sleep(RESTART_DELAY_MS + 100);
+    }
+    return serving[0];
+  }
+
   serving = startAll();
-  const first = serving;
-  void allReady(first).then((ok) => {
+  void firstStart().then((failed) => {
     if (stopping) return;
-    if (ok) return options.onReady?.();
-    // A first worker that cannot start (port taken meanwhile, a bad host) will not do better on a restart.
-    const failed = first.find((w) => w.proc.exitCode !== null && w.proc.exitCode !== 0);
+    if (!failed) return options.onReady?.();
     log.error("the workers did not start");
-    void stop("start-up failed", failed?.proc.exitCode ?? 1);
+    void stop("start-up failed", failed.proc.exitCode || 1);
   });
   watchers = (options.watch ?? []).flatMap((file) => watchFile(file, debounce(() => void reload(), 200)));
   process.on("SIGINT", () => void stop("SIGINT"));
