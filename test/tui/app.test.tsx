@@ -140,6 +140,19 @@ describe("slash commands", () => {
     await ui.until((f) => f.includes("parley · gpt-4o-mini"), "the picked model");
   });
 
+  test("typing in the model picker filters the list; Enter takes the first match", async () => {
+    const ui = open();
+    await ui.say("/model");
+    await ui.until((f) => f.includes("Pick a model"), "the picker");
+    await Bun.sleep(100); // Ink listens for keys from an effect that runs just after the first frame
+    await ui.type("4.1-m");
+    await ui.until((f) => f.includes("filter: 4.1-m"), "the filter");
+    expect(ui.frame()).not.toContain("gpt-4o-mini");
+    expect(ui.frame()).toContain("❯ gpt-4.1-mini");
+    await ui.type(ENTER);
+    await ui.until((f) => f.includes("parley · gpt-4.1-mini"), "the picked model");
+  });
+
   test("/settings changes temperature, max tokens, system prompt and streaming", async () => {
     const ui = open();
     await ui.say("/settings");

@@ -4,24 +4,34 @@ import { apply, FIELDS, LABELS, show } from "../settings.ts";
 import { tone } from "../style.ts";
 import { useLatestState } from "../use-latest.ts";
 
-/** Pick one item with ↑/↓ and Enter; Esc picks nothing. */
+/** Pick one item with ↑/↓ and Enter; typing filters the list; Esc picks nothing. */
 export function Picker<T>(props: { title: string; items: { label: string; value: T }[]; initial?: number; height: number; onPick: (value?: T) => void }) {
-  const { items, height } = props;
-  const [index, setIndex, currentIndex] = useLatestState(Math.max(0, Math.min(items.length - 1, props.initial ?? 0)));
-  useInput((_input, key) => {
+  const { height } = props;
+  const [filter, setFilter, currentFilter] = useLatestState("");
+  const [index, setIndex, currentIndex] = useLatestState(Math.max(0, Math.min(props.items.length - 1, props.initial ?? 0)));
+  const matching = (text: string) => (text ? props.items.filter((item) => item.label.toLowerCase().includes(text.toLowerCase())) : props.items);
+  const items = matching(filter);
+  const refine = (text: string) => {
+    setFilter(text);
+    setIndex(0);
+  };
+  useInput((input, key) => {
+    const count = matching(currentFilter()).length;
     if (key.upArrow) setIndex((i) => Math.max(0, i - 1));
-    if (key.downArrow) setIndex((i) => Math.min(items.length - 1, i + 1));
-    if (key.pageUp) setIndex((i) => Math.max(0, i - (height - 2)));
-    if (key.pageDown) setIndex((i) => Math.min(items.length - 1, i + (height - 2)));
-    if (key.return) props.onPick(items[currentIndex()]?.value);
-    if (key.escape) props.onPick(undefined);
+    else if (key.downArrow) setIndex((i) => Math.min(count - 1, i + 1));
+    else if (key.pageUp) setIndex((i) => Math.max(0, i - (height - 2)));
+    else if (key.pageDown) setIndex((i) => Math.min(count - 1, i + (height - 2)));
+    else if (key.return) props.onPick(matching(currentFilter())[currentIndex()]?.value);
+    else if (key.escape) props.onPick(undefined);
+    else if (key.backspace || key.delete) refine(currentFilter().slice(0, -1));
+    else if (input && !key.ctrl && !key.meta && !/[\x00-\x1f]/.test(input)) refine(currentFilter() + input);
   });
   const room = Math.max(1, height - 2);
   const first = Math.min(Math.max(0, index - Math.floor(room / 2)), Math.max(0, items.length - room));
   return (
     <Box flexDirection="column" height={height}>
-      <Text bold>{`${props.title} (↑/↓, Enter; Esc to cancel)`}</Text>
-      {items.length === 0 ? <Text>(nothing here yet)</Text> : null}
+      <Text bold>{`${props.title} (type to filter${filter ? `: ${filter}` : ""}; ↑/↓, Enter; Esc to cancel)`}</Text>
+      {items.length === 0 ? <Text>{filter ? "(nothing matches)" : "(nothing here yet)"}</Text> : null}
       {items.slice(first, first + room).map((item, i) => (
         <Text key={first + i} color={first + i === index ? tone("green") : undefined} wrap="truncate">
           {first + i === index ? "❯ " : "  "}
