@@ -8,7 +8,7 @@ import { tmuxServer } from "./tmux.ts";
 // Failed turns, /retry and /edit, what a reply can be (tool calls, cut off, 429), token totals and
 // /settings, in a real terminal.
 const hasTmux = !!Bun.which("tmux");
-const gateway = await startGateway({ RATE_LIMIT_RPM: "0" });
+const gateway = await startGateway({ RATE_LIMIT_RPM: "0", UPSTREAM_RETRIES: "0" }); // scripted failures reach the chat as they are
 const url = gateway.listen();
 const terminal = tmuxServer();
 afterAll(async () => {
