@@ -29,6 +29,8 @@ export interface Config {
     secretAccessKey?: string;
     sessionToken?: string;
     endpointUrl?: string;
+    /** BETA_ANTHROPIC_BETAS: the `anthropic-beta` values passed on to Bedrock, for every model; unset: a built-in list per model. */
+    anthropicBetas?: string[];
   };
   files: { bucket?: string; endpointUrl?: string; maxUploadBytes: number; contextMaxChars: number };
   modelAliases: ReadonlyMap<string, string>;
@@ -98,6 +100,10 @@ export const SETTINGS: readonly Setting[] = [
   { key: "BETA_SECRET_ACCESS_KEY", aliases: ["AWS_SECRET_ACCESS_KEY"], secret: true, check: noSpace, help: "AWS secret access key" },
   { key: "BETA_SESSION_TOKEN", aliases: ["AWS_SESSION_TOKEN"], secret: true, check: noSpace, help: "AWS session token" },
   { key: "BETA_ENDPOINT_URL", check: url, help: "Bedrock Runtime endpoint override" },
+  {
+    key: "BETA_ANTHROPIC_BETAS", help: "anthropic-beta values passed on to Bedrock Claude, comma-separated (unset: the built-in list per model)",
+    check: (v) => (splitList(v).every((b) => /^[\w.-]+$/.test(b)) ? undefined : "beta names such as context-1m-2025-08-07, comma-separated"),
+  },
   { key: "OBJSTORE_FILES_BUCKET", check: noSpace, help: "S3 bucket for file bytes (unset: local store)" },
   { key: "OBJSTORE_ENDPOINT_URL", check: url, help: "S3-compatible endpoint (path-style)" },
   { key: "MAX_UPLOAD_BYTES", fallback: String(512 * 1024 * 1024), check: int(1), help: "largest accepted upload" },
@@ -215,6 +221,7 @@ function toConfig(v: Record<string, string | undefined>): Config {
       secretAccessKey: v.BETA_SECRET_ACCESS_KEY,
       sessionToken: v.BETA_SESSION_TOKEN,
       endpointUrl: v.BETA_ENDPOINT_URL,
+      ...(v.BETA_ANTHROPIC_BETAS !== undefined ? { anthropicBetas: splitList(v.BETA_ANTHROPIC_BETAS) } : {}),
     },
     files: {
       bucket: v.OBJSTORE_FILES_BUCKET,

@@ -19,7 +19,9 @@ import { chatRoutes } from "./routes/chat.ts";
 import { docsRoutes } from "./routes/docs.ts";
 import { filesRoutes } from "./routes/files.ts";
 import { healthRoutes } from "./routes/health.ts";
+import { messagesRoutes } from "./routes/messages.ts";
 import { modelRoutes } from "./routes/models.ts";
+import { rootRoutes } from "./routes/root.ts";
 
 export interface AppOptions {
   config: Config;
@@ -53,6 +55,8 @@ export function createApp({ config, log, accessLog }: AppOptions) {
     .use(healthRoutes(config, redis?.status))
     .use(modelRoutes(config, guard))
     .use(chatRoutes(chat, guard))
+    .use(messagesRoutes(chat, guard, config))
+    .use(rootRoutes())
     .use(filesRoutes(config, files, guard));
   app.onStop(() => {
     redis?.close();

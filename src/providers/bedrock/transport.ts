@@ -8,7 +8,7 @@ import { createSigner } from "./sigv4.ts";
 
 const CREDENTIALS = "BETA_ACCESS_KEY_ID and BETA_SECRET_ACCESS_KEY, or BETA_PROFILE";
 
-export type Action = "invoke" | "invoke-with-response-stream" | "converse" | "converse-stream";
+export type Action = "invoke" | "invoke-with-response-stream" | "converse" | "converse-stream" | "count-tokens";
 
 /** One event of a Bedrock response stream: its `:event-type` and its JSON payload. */
 export interface BedrockEvent {
