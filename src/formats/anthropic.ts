@@ -17,10 +17,13 @@ import {
 function decodeRequest(body: Json): ChatRequest {
   const unsupported: string[] = [];
   const system = decodeSystem(body.system);
-  const messages: Message[] = messageList(body).map((m, i) => {
+  const messages: Message[] = [];
+  messageList(body).forEach((m, i) => {
     const at = `messages[${i}]`;
-    if (m.role !== "user" && m.role !== "assistant") throw invalidRequest(`${at}.role: Input should be 'user' or 'assistant'`, `${at}.role: must be user or assistant`);
-    return { role: m.role, content: decodeBlocks(m.content, at, unsupported) };
+    // Mid-conversation system messages (Claude Code's `mid-conversation-system` beta) join the system text.
+    if (m.role === "system") return void system.push(...decodeSystem(m.content, `${at}.content`));
+    if (m.role !== "user" && m.role !== "assistant") throw invalidRequest(`${at}.role: Input should be 'user', 'assistant' or 'system'`, `${at}.role: must be user, assistant or system`);
+    messages.push({ role: m.role, content: decodeBlocks(m.content, at, unsupported) });
   });
   const maxTokens = positiveInt(body, "max_tokens");
   if (maxTokens === undefined) throw invalidRequest("max_tokens: Field required", "max_tokens: required");
@@ -47,12 +50,12 @@ function decodeRequest(body: Json): ChatRequest {
 }
 
 /** System text blocks, one IR entry each (their cache_control marks only change cost). */
-function decodeSystem(system: unknown): string[] {
+function decodeSystem(system: unknown, at = "system"): string[] {
   if (system === undefined || system === null || system === "") return [];
   if (typeof system === "string") return [system];
-  if (!Array.isArray(system)) throw validationError("system", "must be a string or an array of text blocks");
+  if (!Array.isArray(system)) throw validationError(at, "must be a string or an array of text blocks");
   return system.map((block, i) => {
-    if (!isObject(block) || block.type !== "text" || typeof block.text !== "string") throw validationError(`system[${i}]`, "must be a text block");
+    if (!isObject(block) || block.type !== "text" || typeof block.text !== "string") throw validationError(`${at}[${i}]`, "must be a text block");
     return block.text;
   });
 }

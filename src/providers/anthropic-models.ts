@@ -58,10 +58,17 @@ export function geoPrefix(region: string): string {
   return "global";
 }
 
-/** `claude-sonnet-4-5` -> `us.anthropic.claude-sonnet-4-5-20250929-v1:0` in us-east-1; undefined for other names. */
+/**
+ * `claude-sonnet-4-5` -> `us.anthropic.claude-sonnet-4-5-20250929-v1:0` in us-east-1. A `claude-*`
+ * name the table does not know yet (Claude Code moves to new models before this table does) is sent
+ * as `<geo>.anthropic.<name>`, the form Bedrock gives its newest models (`anthropic.claude-sonnet-4-6`);
+ * MODEL_ALIASES corrects it where Bedrock names a model otherwise. Other names: undefined.
+ */
 export function anthropicProfile(name: string, region: string | undefined): string | undefined {
+  const geo = geoPrefix(region ?? "us-east-1");
   const model = ANTHROPIC_MODELS.get(name);
-  return model && `${geoPrefix(region ?? "us-east-1")}.${model.bedrock}`;
+  if (model) return `${geo}.${model.bedrock}`;
+  return /^claude-[a-z0-9][a-z0-9.-]*$/.test(name) ? `${geo}.anthropic.${name}` : undefined;
 }
 
 /** The foundation-model id inside a profile id (`us.anthropic.x` -> `anthropic.x`); other ids as they are. */

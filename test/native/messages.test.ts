@@ -108,6 +108,17 @@ describe("Anthropic client to Bedrock Claude: lossless", () => {
     }
   });
 
+  test("a Claude name newer than the table: <geo>.anthropic.<name>, every beta but api.anthropic.com's own", async () => {
+    const body = { model: "claude-opus-4-8", max_tokens: 10, messages: [{ role: "user", content: "hi" }, { role: "system", content: "mid-conversation note" }], output_config: { effort: "high" } };
+    const response = await messages(body, { "anthropic-beta": "claude-code-20250219,oauth-2025-04-20,context-1m-2025-08-07,mid-conversation-system-2026-04-07" });
+    expect(response.status).toBe(200);
+    const received = gateway.bedrock.last();
+    expect(received.modelId).toBe("us.anthropic.claude-opus-4-8");
+    expect(received.body.anthropic_beta).toEqual(["context-1m-2025-08-07", "mid-conversation-system-2026-04-07"]);
+    expect(received.body.messages).toEqual(body.messages);
+    expect(received.body.output_config).toEqual({ effort: "high" });
+  });
+
   test("the geography of BETA_REGION picks the inference profile", async () => {
     const eu = await startGateway({ BETA_REGION: "eu-west-1" });
     try {
@@ -178,6 +189,11 @@ describe("Anthropic client to an OpenAI model, through the IR", () => {
     const response = await messages(history);
     expect(response.status).toBe(200);
     expect(gateway.openai.last().body.messages[1]).toEqual({ role: "assistant", content: "hello" });
+  });
+
+  test("a mid-conversation system message joins the system text", async () => {
+    await messages({ model: "gpt-4o", max_tokens: 10, system: "First.", messages: [{ role: "user", content: "hi" }, { role: "system", content: [{ type: "text", text: "Second." }] }] });
+    expect(gateway.openai.last().body.messages).toEqual([{ role: "system", content: "First." }, { role: "system", content: "Second." }, { role: "user", content: "hi" }]);
   });
 
   test("a server tool cannot be converted: 400 naming it", async () => {
