@@ -218,6 +218,20 @@ describe("Anthropic client to an OpenAI model, through the IR", () => {
   });
 });
 
+describe("usage and output shape across families", () => {
+  test("an OpenAI client to Claude: cached tokens counted in prompt_tokens and named in prompt_tokens_details", async () => {
+    gateway.bedrock.next({ kind: "json", body: { ...anthropicReply(), usage: { input_tokens: 10, cache_creation_input_tokens: 200, cache_read_input_tokens: 1000, output_tokens: 5 } } });
+    const reply = await (await gateway.json("/v1/chat/completions", { model: "claude-haiku-4-5", messages: [{ role: "user", content: "hi" }] })).json();
+    expect(reply.usage).toEqual({ prompt_tokens: 1210, completion_tokens: 5, total_tokens: 1215, prompt_tokens_details: { cached_tokens: 1000 } });
+  });
+
+  test("an Anthropic client's output_format to OpenAI becomes response_format", async () => {
+    const schema = { type: "object", properties: { ok: { type: "boolean" } } };
+    await messages({ model: "gpt-4o", max_tokens: 10, output_format: { type: "json_schema", schema }, messages: [{ role: "user", content: "x" }] });
+    expect(gateway.openai.last().body.response_format).toEqual({ type: "json_schema", json_schema: { name: "output", schema, strict: true } });
+  });
+});
+
 describe("Anthropic client to the mock", () => {
   test("not streamed: the echo, with usage", async () => {
     const reply = await (await messages({ model: "mock", max_tokens: 10, messages: [{ role: "user", content: "say hi" }] })).json();
