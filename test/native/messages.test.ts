@@ -225,6 +225,12 @@ describe("usage and output shape across families", () => {
     expect(reply.usage).toEqual({ prompt_tokens: 1210, completion_tokens: 5, total_tokens: 1215, prompt_tokens_details: { cached_tokens: 1000 } });
   });
 
+  test("an OpenAI client's parallel_tool_calls: false reaches Claude as disable_parallel_tool_use", async () => {
+    const tools = [{ type: "function", function: { name: "f", parameters: { type: "object" } } }];
+    await gateway.json("/v1/chat/completions", { model: "claude-haiku-4-5", parallel_tool_calls: false, tools, messages: [{ role: "user", content: "x" }] });
+    expect(gateway.bedrock.last().body.tool_choice).toEqual({ type: "auto", disable_parallel_tool_use: true });
+  });
+
   test("an Anthropic client's output_format to OpenAI becomes response_format", async () => {
     const schema = { type: "object", properties: { ok: { type: "boolean" } } };
     await messages({ model: "gpt-4o", max_tokens: 10, output_format: { type: "json_schema", schema }, messages: [{ role: "user", content: "x" }] });

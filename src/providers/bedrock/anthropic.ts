@@ -34,7 +34,7 @@ export function encodeRequest(request: ChatRequest): Json {
   // tool_choice none keeps the tools: a history holding tool_use blocks needs their definitions.
   const format = formatTool(request);
   const tools = [...(request.tools ?? []).map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters })), ...(format ? [format] : [])];
-  const choice = format && request.toolChoice?.type !== "tool" ? (request.tools?.length ? { type: "any" } : { type: "tool", name: FORMAT_TOOL }) : request.toolChoice && encodeToolChoice(request.toolChoice);
+  const choice = format ? formatChoice(request) : request.toolChoice ? encodeToolChoice(request.toolChoice) : request.parallelToolCalls === false ? { type: "auto" } : undefined;
   return {
     anthropic_version: BEDROCK_ANTHROPIC_VERSION,
     max_tokens: request.maxTokens ?? DEFAULT_MAX_TOKENS,
@@ -47,6 +47,14 @@ export function encodeRequest(request: ChatRequest): Json {
     ...(tools.length ? { tools } : {}),
     ...(tools.length && choice ? { tool_choice: request.parallelToolCalls === false ? { ...choice, disable_parallel_tool_use: true } : choice } : {}),
   };
+}
+
+/** With a response format, the model answers through the format tool, or first calls one of the client's tools. */
+function formatChoice(request: ChatRequest): Json {
+  const choice = request.toolChoice;
+  if (choice?.type === "tool") return { type: "tool", name: choice.name };
+  if (request.tools?.length && choice?.type !== "none") return { type: "any" };
+  return { type: "tool", name: FORMAT_TOOL };
 }
 
 function formatTool(request: ChatRequest): Json | undefined {
