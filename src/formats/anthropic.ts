@@ -2,7 +2,7 @@ import { errorBody, invalidRequest, validationError } from "../errors.ts";
 import type { ChatReply, ChatRequest, Finish, Message, Part, ResponseFormat, SseEvent, Tool, ToolChoice, Usage } from "../ir.ts";
 import { randomId, type Codec, type StreamEncoder } from "./codec.ts";
 import {
-  isObject, messageList, numberIn, objectList, optionalBoolean, optionalString, parseArguments, positiveInt, stringList, type Json,
+  isObject, messageList, numberIn, numberOr, objectList, optionalBoolean, optionalString, parseArguments, positiveInt, stringList, type Json,
 } from "./read.ts";
 
 /**
@@ -296,4 +296,36 @@ function streamEncoder(model: string): StreamEncoder {
   };
 }
 
-export const anthropic: Codec = { decodeRequest, encodeReply, streamEncoder, lastEvent: "message_stop", dialect: "anthropic-messages" };
+/**
+ * Token counts at the end of a stream passed through: Bedrock's invocation metrics on
+ * message_stop, else message_delta's usage (output tokens, and input tokens where sent).
+ */
+function usageIn(tail: string): Usage | undefined {
+  const metrics = /"amazon-bedrock-invocationMetrics"\s*:\s*(\{[^}]*\})/.exec(tail)?.[1];
+  if (metrics) {
+    const m = parseJson(metrics);
+    if (m) return { inputTokens: numberOr(m.inputTokenCount) ?? 0, outputTokens: numberOr(m.outputTokenCount) ?? 0 };
+  }
+  const usage = /"type"\s*:\s*"message_delta".*?"usage"\s*:\s*(\{[^}]*\})/s.exec(tail)?.[1];
+  const u = usage ? parseJson(usage) : undefined;
+  if (!u) return undefined;
+  const read = numberOr(u.cache_read_input_tokens) ?? 0;
+  const write = numberOr(u.cache_creation_input_tokens) ?? 0;
+  return {
+    inputTokens: (numberOr(u.input_tokens) ?? 0) + read + write,
+    outputTokens: numberOr(u.output_tokens) ?? 0,
+    ...(read ? { cacheReadTokens: read } : {}),
+    ...(write ? { cacheWriteTokens: write } : {}),
+  };
+}
+
+function parseJson(text: string): Json | undefined {
+  try {
+    const value = JSON.parse(text);
+    return isObject(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export const anthropic: Codec = { decodeRequest, encodeReply, streamEncoder, lastEvent: "message_stop", dialect: "anthropic-messages", usageIn };

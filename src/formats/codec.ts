@@ -1,5 +1,5 @@
 import type { GatewayError } from "../errors.ts";
-import type { ChatReply, ChatRequest, Finish, FinishReason, SseEvent, StreamEvent } from "../ir.ts";
+import type { ChatReply, ChatRequest, Finish, FinishReason, SseEvent, StreamEvent, Usage } from "../ir.ts";
 import type { Dialect } from "../providers/provider.ts";
 import type { Json } from "./read.ts";
 
@@ -20,6 +20,8 @@ export interface Codec {
   lastEvent: string;
   /** The wire dialect this codec speaks, when a provider may take it natively (same family, no conversion). */
   dialect?: Dialect;
+  /** Token counts from the last events of a stream passed through in this dialect, if it carries them. */
+  usageIn?(tail: string): Usage | undefined;
 }
 
 /** Turns one upstream stream chunk into IR events; keeps its own state in closures. */

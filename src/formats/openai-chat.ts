@@ -2,7 +2,7 @@ import { validationError } from "../errors.ts";
 import type { ChatReply, ChatRequest, Finish, Message, Part, ResponseFormat, SseEvent, Tool, ToolChoice, Usage } from "../ir.ts";
 import { randomId, usageTracker, type Codec, type StreamEncoder } from "./codec.ts";
 import {
-  fileIds, isObject, messageList, numberIn, objectList, optionalBoolean, optionalString, parseDataUrl, positiveInt, stringList,
+  fileIds, isObject, messageList, numberIn, numberOr, objectList, optionalBoolean, optionalString, parseDataUrl, positiveInt, stringList,
   type Json,
 } from "./read.ts";
 
@@ -223,4 +223,18 @@ function streamEncoder(model: string, request: ChatRequest): StreamEncoder {
   };
 }
 
-export const openaiChat: Codec = { decodeRequest, encodeReply, streamEncoder, lastEvent: "[DONE]", dialect: "openai-chat" };
+/** The usage chunk OpenAI sends before `[DONE]` when the client asked with `stream_options.include_usage`. */
+function usageIn(tail: string): Usage | undefined {
+  const at = tail.lastIndexOf('"usage":{');
+  if (at === -1) return undefined;
+  const start = tail.lastIndexOf("data:", at);
+  const end = tail.indexOf("\n", at);
+  try {
+    const usage = JSON.parse(tail.slice(start + 5, end === -1 ? undefined : end)).usage;
+    return { inputTokens: numberOr(usage.prompt_tokens) ?? 0, outputTokens: numberOr(usage.completion_tokens) ?? 0 };
+  } catch {
+    return undefined;
+  }
+}
+
+export const openaiChat: Codec = { decodeRequest, encodeReply, streamEncoder, lastEvent: "[DONE]", dialect: "openai-chat", usageIn };

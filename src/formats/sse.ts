@@ -15,7 +15,8 @@ export interface StreamEnding {
   error: (error: GatewayError) => SseEvent[];
 }
 
-const TAIL_BYTES = 64;
+/** Reads this many last chunks at the end: enough for the last event and a usage event before it. */
+const TAIL_CHUNKS = 3;
 
 /**
  * An upstream's stream handed on byte for byte. When it breaks, or ends without its dialect's last
@@ -29,10 +30,11 @@ export function guardStream(
   failure: (error: unknown) => Error,
   incomplete: GatewayError,
   onBreak: (error: GatewayError) => void,
+  /** Given the text of the last chunks of a complete stream (its usage event, if it sent one). */
+  onEnd?: (tail: string) => void,
 ): ReadableStream<Uint8Array> {
   const reader = body.getReader();
-  let previous: Uint8Array | undefined;
-  let latest: Uint8Array | undefined;
+  const recent: Uint8Array[] = [];
   const fail = (controller: ReadableStreamDefaultController<Uint8Array>, error: GatewayError) => {
     onBreak(error);
     controller.enqueue(new TextEncoder().encode(sseText(ending.error(error))));
@@ -48,17 +50,14 @@ export function guardStream(
         return fail(controller, failed instanceof GatewayError ? failed : incomplete);
       }
       if (!next.done) {
-        [previous, latest] = [latest, next.value];
+        if (recent.push(next.value) > TAIL_CHUNKS) recent.shift();
         return controller.enqueue(next.value);
       }
-      if (!tail(previous, latest).includes(ending.last)) return fail(controller, incomplete);
+      const tail = Buffer.concat(recent).toString();
+      if (!tail.includes(ending.last)) return fail(controller, incomplete);
+      onEnd?.(tail);
       controller.close();
     },
     cancel: (reason) => reader.cancel(reason),
   }, { highWaterMark: 0 });
-}
-
-function tail(previous: Uint8Array | undefined, latest: Uint8Array | undefined): string {
-  const bytes = Buffer.concat([previous?.subarray(-TAIL_BYTES) ?? new Uint8Array(), latest?.subarray(-TAIL_BYTES) ?? new Uint8Array()]);
-  return bytes.toString("latin1");
 }

@@ -35,6 +35,11 @@ const KNOWN: [ProviderName, string, string, string][] = [
 
 const unix = (day: string) => Math.floor(Date.parse(day) / 1000);
 
+/** The built-in list of a provider's models: what /v1/models shows when discovery has nothing. */
+export function catalogue(provider: ProviderName): { id: string; owned_by: string; created: number }[] {
+  return KNOWN.filter(([p]) => p === provider).map(([, id, owned_by, day]) => ({ id, owned_by, created: unix(day) }));
+}
+
 /** The models of the configured providers, with the default model and aliases added. */
 export function listModels(config: Config, configured: Record<ProviderName, boolean>): ModelInfo[] {
   const models = KNOWN.filter(([provider]) => configured[provider]).map(([, id, owner, day]) => model(id, owner, unix(day)));

@@ -1,5 +1,5 @@
 import type { ProviderName } from "../config.ts";
-import type { ChatReply, ChatRequest, StreamEvent } from "../ir.ts";
+import type { ChatReply, ChatRequest, StreamEvent, Usage } from "../ir.ts";
 
 /** A client dialect a provider may take in its own wire format, with no conversion. */
 export type Dialect = "openai-chat" | "anthropic-messages";
@@ -21,7 +21,7 @@ export interface NativeCall {
  * whole and shape-checked by the provider; a stream's bytes are handed on as they come.
  */
 export type NativeReply =
-  | { kind: "json"; bytes: ArrayBuffer; contentType: string }
+  | { kind: "json"; bytes: ArrayBuffer; contentType: string; usage?: Usage }
   /** `failure` tells what an error reading the body means (a dropped connection, silence). */
   | { kind: "stream"; body: ReadableStream<Uint8Array>; contentType: string; failure: (error: unknown) => Error };
 

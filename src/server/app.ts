@@ -13,7 +13,8 @@ import { edge, REQUEST_ID } from "./edge.ts";
 import { createChat } from "../chat.ts";
 import { lazyFiles } from "../files/index.ts";
 import type { Files } from "../files/service.ts";
-import { createProviders } from "../providers/registry.ts";
+import { createDiscovery } from "../providers/discovery.ts";
+import { createProviders, modelListers } from "../providers/registry.ts";
 import { createRouter } from "../providers/routes.ts";
 import { chatRoutes } from "./routes/chat.ts";
 import { docsRoutes } from "./routes/docs.ts";
@@ -43,7 +44,9 @@ export function createApp({ config, log, accessLog }: AppOptions) {
   };
   const files = lazyFiles(config, log, db);
   const attachFiles = async (request: Parameters<Files["attachTo"]>[0]) => (await files.files()).attachTo(request);
-  const chat = createChat({ config, log, providers: createProviders(config), router: createRouter(config), attachFiles });
+  const discovery = createDiscovery({ config, database: db, log, listers: modelListers(config) });
+  void discovery.start();
+  const chat = createChat({ config, log, providers: createProviders(config), router: createRouter(config, discovery), attachFiles });
   const routes: { method: string; path: string }[] = [];
   const app = new Elysia({ name: "parley" })
     .use(edge({
@@ -59,6 +62,7 @@ export function createApp({ config, log, accessLog }: AppOptions) {
     .use(rootRoutes())
     .use(filesRoutes(config, files, guard));
   app.onStop(() => {
+    discovery.stop();
     redis?.close();
     if (db.opened()) db().close();
   });

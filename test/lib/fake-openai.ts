@@ -26,14 +26,21 @@ export async function startFakeOpenAI() {
   const { take, controls } = scripted<OpenAIScript, Received>();
   const { received, state } = controls;
   const encoder = new TextEncoder();
+  /** What GET /v1/models answers: these ids, or a 503 while failing. */
+  const catalogue = { ids: ["gpt-4o", "gpt-4o-mini"], failing: false };
 
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
     idleTimeout: 0,
     async fetch(request) {
-      const raw = await request.text();
       const path = new URL(request.url).pathname;
+      // Model discovery asks in the background; it is not one of the calls tests count.
+      if (request.method === "GET" && path === "/v1/models") {
+        if (catalogue.failing) return Response.json({ error: { message: "models are down" } }, { status: 503 });
+        return Response.json({ object: "list", data: catalogue.ids.map((id) => ({ id, object: "model", created: 1, owned_by: "local" })) });
+      }
+      const raw = await request.text();
       const body = raw ? JSON.parse(raw) : {};
       received.push({ path, headers: request.headers, body, raw });
       if (path !== "/v1/chat/completions") return Response.json({ error: { message: "not found" } }, { status: 404 });
@@ -101,6 +108,7 @@ export async function startFakeOpenAI() {
   return {
     url: `http://127.0.0.1:${server.port}/v1`,
     ...controls,
+    catalogue,
     stop: () => server.stop(true),
   };
 }

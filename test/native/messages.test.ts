@@ -2,6 +2,7 @@ import { afterAll, beforeEach, describe, expect, test } from "bun:test";
 import { expectAnthropicSequence } from "../lib/anthropic-sequence.ts";
 import { anthropicEvents, anthropicReply, thinkingEvents } from "../lib/fake-bedrock.ts";
 import { readSse, startGateway } from "../lib/gateway.ts";
+import { anthropic } from "../../src/formats/anthropic.ts";
 
 const gateway = await startGateway({ UPSTREAM_RETRIES: "0" });
 afterAll(() => gateway.stop());
@@ -235,6 +236,20 @@ describe("usage and output shape across families", () => {
     const schema = { type: "object", properties: { ok: { type: "boolean" } } };
     await messages({ model: "gpt-4o", max_tokens: 10, output_format: { type: "json_schema", schema }, messages: [{ role: "user", content: "x" }] });
     expect(gateway.openai.last().body.response_format).toEqual({ type: "json_schema", json_schema: { name: "output", schema, strict: true } });
+  });
+});
+
+describe("usage of a stream passed through, from its last events", () => {
+  const sse = (events: object[]) => events.map((e) => `event: ${(e as { type: string }).type}\ndata: ${JSON.stringify(e)}\n\n`).join("");
+
+  test("Bedrock's invocation metrics on message_stop", () => {
+    expect(anthropic.usageIn!(sse(thinkingEvents().slice(-3)))).toEqual({ inputTokens: 120, outputTokens: 9 });
+  });
+
+  test("else message_delta's usage, cached tokens counted in", () => {
+    const tail = sse([{ type: "message_delta", delta: { stop_reason: "end_turn" }, usage: { input_tokens: 5, cache_read_input_tokens: 50, output_tokens: 7 } }, { type: "message_stop" }]);
+    expect(anthropic.usageIn!(tail)).toEqual({ inputTokens: 55, outputTokens: 7, cacheReadTokens: 50 });
+    expect(anthropic.usageIn!(sse([{ type: "message_stop" }]))).toBeUndefined();
   });
 });
 

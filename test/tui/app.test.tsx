@@ -131,6 +131,7 @@ describe("slash commands", () => {
     await ui.say("/model");
     await ui.until((f) => f.includes("Pick a model"), "the picker");
     expect(ui.frame()).toContain("gpt-4o-mini");
+    await Bun.sleep(100); // Ink listens for keys from an effect that runs just after the first frame
     await ui.type(DOWN);
     await ui.until((f) => f.includes("❯ gpt-4o-mini"), "the highlight on the next model");
     await ui.type(ENTER);

@@ -39,9 +39,10 @@ export function createAnthropicNative(config: Config, { up, post, events }: Bedr
       if (!stream) {
         const response = await post(model, "invoke", body, signal);
         const reply = parseUpstreamJson(up, await response.text().catch((error) => fetchFailed(up, error, true)));
-        decodeReply(reply, up);
+        const { usage } = decodeReply(reply, up);
         // The reply names the model the client asked for; everything else is Bedrock's.
-        return { kind: "json", bytes: encoder.encode(JSON.stringify({ ...(reply as object), model: requested })).buffer as ArrayBuffer, contentType: "application/json" };
+        const bytes = encoder.encode(JSON.stringify({ ...(reply as object), model: requested })).buffer as ArrayBuffer;
+        return { kind: "json", bytes, contentType: "application/json", ...(usage ? { usage } : {}) };
       }
       const response = await post(model, "invoke-with-response-stream", body, signal);
       return { kind: "stream", body: relay(events(response), requested), contentType: "text/event-stream", failure: (error) => verbatim(fetchError(up, error, true)) as Error };

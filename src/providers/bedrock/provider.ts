@@ -4,6 +4,7 @@ import type { ChatReply, ChatRequest, StreamEvent } from "../../ir.ts";
 import type { Provider } from "../provider.ts";
 import { parseUpstreamJson, type Upstream } from "../upstream-errors.ts";
 import * as anthropic from "./anthropic.ts";
+import { createBedrockControl } from "./control.ts";
 import { converseStreamDecoder, decodeConverse, encodeConverse } from "./converse.ts";
 import * as titan from "./titan.ts";
 import { createAnthropicNative } from "./native.ts";
@@ -17,6 +18,9 @@ export function family(modelId: string): Family {
   if (/(^|[./])amazon\.titan-text-/.test(modelId)) return "titan";
   return "converse";
 }
+
+/** ARNs whose id says nothing of the model: the control plane tells which foundation model they run. */
+const OPAQUE_ARN = /^arn:aws[\w-]*:bedrock:[^:]*:\d*:(application-inference-profile|custom-model)\//;
 
 interface InvokeBody {
   encode: (request: ChatRequest) => unknown;
@@ -33,13 +37,26 @@ export function createBedrockProvider(config: Config): Provider {
   const transport = createBedrockTransport(config.beta, config.upstreamTimeoutMs);
   const { up, post, events, json } = transport;
   const anthropicNative = createAnthropicNative(config, transport);
+  const control = createBedrockControl(config.beta, config.upstreamTimeoutMs);
+  const families = new Map<string, Family>();
+
+  /** The family, asking the control plane once per opaque ARN; Converse, which runs every family, when it cannot say. */
+  async function familyOf(modelId: string): Promise<Family> {
+    if (!OPAQUE_ARN.test(modelId)) return family(modelId);
+    let known = families.get(modelId);
+    if (known) return known;
+    const base = await control.baseModel(modelId).catch(() => undefined);
+    known = base ? family(base) : "converse";
+    if (base) families.set(modelId, known);
+    return known;
+  }
 
   return {
     name: "beta",
     label: up.label,
 
     async complete(request, modelId, signal) {
-      const kind = family(modelId);
+      const kind = await familyOf(modelId);
       if (kind === "converse") {
         const response = await post(modelId, "converse", JSON.stringify(encodeConverse(request)), signal);
         return decodeConverse(await json(response), up);
@@ -49,7 +66,7 @@ export function createBedrockProvider(config: Config): Provider {
     },
 
     async *stream(request, modelId, signal): AsyncGenerator<StreamEvent> {
-      const kind = family(modelId);
+      const kind = await familyOf(modelId);
       if (kind === "converse") {
         const response = await post(modelId, "converse-stream", JSON.stringify(encodeConverse(request)), signal);
         const decode = converseStreamDecoder(up);
@@ -66,7 +83,8 @@ export function createBedrockProvider(config: Config): Provider {
 
     native: { "anthropic-messages": anthropicNative.messages },
     // The model goes in the path: any Claude id (an alias, a profile from Anthropic's names) takes the client's body.
-    takesNative: (dialect, modelId) => dialect === "anthropic-messages" && family(modelId) === "anthropic",
+    // An opaque ARN is known to be Claude once the control plane has said so (its first call goes through the IR).
+    takesNative: (dialect, modelId) => dialect === "anthropic-messages" && (families.get(modelId) ?? family(modelId)) === "anthropic",
     countTokens: { "anthropic-messages": anthropicNative.countTokens },
   };
 }

@@ -62,8 +62,8 @@ export function createOpenAIProvider(config: Config): Provider {
         const contentType = response.headers.get("content-type") ?? (stream ? "text/event-stream" : "application/json");
         if (stream && contentType.includes("text/event-stream")) return { kind: "stream", body: response.body!, contentType, failure: (error) => fetchError(up, error, true) };
         const bytes = await readBody(response);
-        decodeReply(parseUpstreamJson(up, new TextDecoder().decode(bytes)), up);
-        return { kind: "json", bytes, contentType };
+        const { usage } = decodeReply(parseUpstreamJson(up, new TextDecoder().decode(bytes)), up);
+        return { kind: "json", bytes, contentType, usage };
       },
     },
   };

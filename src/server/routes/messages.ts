@@ -26,7 +26,7 @@ export function messagesRoutes(chat: Chat, guard: Guard, config: Config) {
         const body = readBody(raw);
         const outcome = await chat({
           input: anthropic, output: anthropic, body, raw, headers: request.headers, signal: request.signal,
-          requestId: headers[REQUEST_ID], observe: (info) => note(set, info),
+          observe: (info) => note(set, info), onBreak: (broken) => note(set, { broken }),
         });
         return reply(outcome, headers);
       },
