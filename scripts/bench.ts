@@ -80,6 +80,7 @@ const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/
 const chatBody = JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Say hello" }], max_tokens: 50 });
 const claudeBody = JSON.stringify({ model: CLAUDE, messages: [{ role: "user", content: "Say hello" }], max_tokens: 50 });
 const anthropicBody = JSON.stringify({ anthropic_version: "bedrock-2023-05-31", max_tokens: 50, messages: [{ role: "user", content: [{ type: "text", text: "Say hello" }] }] });
+const responsesBody = JSON.stringify({ model: "gpt-4o-mini", input: "Say hello", max_output_tokens: 50 });
 const messagesBody = JSON.stringify({ model: CLAUDE, max_tokens: 50, messages: [{ role: "user", content: [{ type: "text", text: "Say hello" }] }] });
 const auth = { authorization: `Bearer ${KEY}`, "content-type": "application/json" };
 const anthropicAuth = { "x-api-key": KEY, "anthropic-version": "2023-06-01", "content-type": "application/json" };
@@ -209,6 +210,8 @@ try {
     direct: t("direct", `${upstream.url}/v1/chat/completions`, chatBody),
     hop: t("hop", `${hop.url}/v1/chat/completions`, chatBody),
     passthrough: t("parley passthrough", `${source.url}/v1/chat/completions`, chatBody),
+    directResponses: t("direct responses", `${upstream.url}/v1/responses`, responsesBody),
+    responses: t("parley responses passthrough", `${source.url}/v1/responses`, responsesBody),
     directBedrock: t("direct bedrock", `${upstream.url}/model/${encodeURIComponent(CLAUDE)}/invoke`, anthropicBody),
     toBedrock: t("parley alpha -> bedrock", `${source.url}/v1/chat/completions`, claudeBody),
     toAnthropic: t("parley alpha -> beta_messages", `${source.url}/v1/chat/completions?target_format=beta_messages`, chatBody),
@@ -222,6 +225,7 @@ try {
   // stays warmer and answers faster, which would flatter whichever got more.
   const scenarios: [label: string, target: Target, direct: Target, limit?: number][] = [
     ["passthrough", targets.passthrough, targets.direct, 1.3],
+    ["responses passthrough", targets.responses, targets.directResponses, 1.3],
     ["alpha -> Bedrock-Anthropic", targets.toBedrock, targets.directBedrock, 1.6],
     ["alpha -> beta_messages reply", targets.toAnthropic, targets.direct, 1.6],
     ["/v1/messages -> Bedrock Claude (lossless)", targets.messagesToBedrock, targets.directBedrock, 1.3],
@@ -284,14 +288,17 @@ try {
 
   // Streaming: added time to first token, and no chunk lost or merged.
   const streamBody = JSON.stringify({ model: "gpt-4o-mini", stream: true, messages: [{ role: "user", content: "Count" }] });
+  const responsesStream = JSON.stringify({ model: "gpt-4o-mini", stream: true, input: "Count" });
   const streams = [
     { name: "direct", target: t("direct", `${upstream.url}/v1/chat/completions`, streamBody), marker: '"content":"tok' },
     { name: "passthrough", target: t("passthrough", `${source.url}/v1/chat/completions`, streamBody), marker: '"content":"tok' },
     { name: "converted", target: t("converted", `${source.url}/v1/chat/completions?target_format=beta_messages`, streamBody), marker: '"text_delta","text":"tok' },
+    { name: "responses direct", target: t("responses direct", `${upstream.url}/v1/responses`, responsesStream), marker: '"delta":"tok' },
+    { name: "responses passthrough", target: t("responses passthrough", `${source.url}/v1/responses`, responsesStream), marker: '"delta":"tok' },
     // Bedrock's own events, relayed: the bench upstream paces them as it paces the OpenAI stream.
     { name: "messages -> bedrock", target: t("messages -> bedrock", `${source.url}/v1/messages`, JSON.stringify({ ...JSON.parse(messagesBody), stream: true }), anthropicAuth), marker: '"text_delta","text":"tok' },
   ];
-  const ttft: Record<string, number[]> = { direct: [], passthrough: [], converted: [], "messages -> bedrock": [], "direct bedrock": [] };
+  const ttft: Record<string, number[]> = { ...Object.fromEntries(streams.map((s) => [s.name, []])), "direct bedrock": [] };
   const chunks: Record<string, number> = {};
   const directBedrockStream = t("direct bedrock", `${upstream.url}/model/${encodeURIComponent(CLAUDE)}/invoke-with-response-stream`, anthropicBody);
   for (let i = 0; i < (quick ? 10 : 30); i++) {
@@ -307,10 +314,10 @@ try {
   const ttftMedian = Object.fromEntries(Object.entries(ttft).map(([k, v]) => [k, median(v)]));
   results.stream = { ttft_ms: ttftMedian, chunks };
   // Bedrock's stream has one frame more before the first token than OpenAI's: its own direct call is the reference.
-  for (const [name, reference] of [["passthrough", "direct"], ["converted", "direct"], ["messages -> bedrock", "direct bedrock"]] as const) {
-    const extra = ttftMedian[name]! - ttftMedian[reference]!;
-    row(`stream: added time to first token, ${name}`, `${(extra * 1000).toFixed(0)} µs`, `vs ${reference}`, extra < 1 ? "ok (< 1 ms)" : "MISS (< 1 ms)");
-    row(`stream: chunks, ${name}`, `${chunks[name]}`, `${reference} ${chunks[reference]}`, chunks[name] === chunks[reference] ? "ok (equal)" : "MISS (equal)");
+  for (const [name, direct] of [["passthrough", "direct"], ["converted", "direct"], ["responses passthrough", "responses direct"], ["messages -> bedrock", "direct bedrock"]] as const) {
+    const extra = ttftMedian[name]! - ttftMedian[direct]!;
+    row(`stream: added time to first token, ${name}`, `${(extra * 1000).toFixed(0)} µs`, `vs ${direct}`, extra < 1 ? "ok (< 1 ms)" : "MISS (< 1 ms)");
+    row(`stream: chunks, ${name}`, `${chunks[name]}`, `${direct} ${chunks[direct]}`, chunks[name] === chunks[direct] ? "ok (equal)" : "MISS (equal)");
   }
 
   // Cold start of the binary.

@@ -97,10 +97,11 @@ export function createChat({ config, providers, router, log, attachFiles }: Chat
           done(reply.usage);
           return { kind: "bytes" as const, bytes: reply.bytes, contentType: reply.contentType };
         }
-        const ending = { last: output.lastEvent, error: (e: GatewayError) => output.streamEncoder(requested, request).error(e) };
+        const ending = { last: output.lastEvent, names: output.endEvents, error: (e: GatewayError) => output.streamEncoder(requested, request).error(e) };
         const onEnd = call.onDone && ((tail: string) => done(output.usageIn?.(tail)));
         return { kind: "stream" as const, body: guardStream(reply.body, ending, reply.failure, incomplete(provider.label), onBreak, onEnd), contentType: reply.contentType };
       }
+      if (request.needsNative) throw invalidRequest(request.needsNative.reason, `${request.needsNative.field}: not supported on a converted route`);
       if (!request.stream) {
         const reply = await wait(provider.complete(request, route.model, call.signal));
         done(reply.usage);

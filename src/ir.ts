@@ -50,6 +50,8 @@ export interface ChatRequest {
   /** OpenAI's `stream_options.include_usage`: send a usage chunk before `[DONE]`. */
   includeUsage: boolean;
   fileIds: string[];
+  /** A field only a same-family upstream can honour (Responses' `previous_response_id`): a converted call is refused with a 400 naming it. */
+  needsNative?: { field: string; reason: string };
   /** `false`: at most one tool call per turn (OpenAI `parallel_tool_calls`, Anthropic `disable_parallel_tool_use`). */
   parallelToolCalls?: boolean;
   /**

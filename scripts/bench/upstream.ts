@@ -1,5 +1,5 @@
 /**
- * The benchmark's upstream: OpenAI chat completions and Bedrock InvokeModel(+WithResponseStream)
+ * The benchmark's upstream: OpenAI chat completions and responses, Bedrock InvokeModel(+WithResponseStream)
  * on one port, as cheap as a server can be: replies are serialised once, stream frames encoded once.
  * Env: PORT, TTFT_MS (time to first token), CHUNKS, GAP_MS.
  */
@@ -23,6 +23,28 @@ const sseFrames = [
   chunk({}, "stop"),
   encoder.encode(`data: ${JSON.stringify({ id: "chatcmpl-bench", object: "chat.completion.chunk", created: 1, model: "gpt-4o-mini", choices: [], usage: { prompt_tokens: 12, completion_tokens: CHUNKS, total_tokens: 12 + CHUNKS } })}\n\n`),
   encoder.encode("data: [DONE]\n\n"),
+];
+
+const responseObject = (status: string, output: object[]) => ({
+  id: "resp_bench", object: "response", created_at: 1, status, error: null, incomplete_details: null, model: "gpt-4o-mini", output,
+  usage: status === "completed" ? { input_tokens: 12, input_tokens_details: { cached_tokens: 0 }, output_tokens: CHUNKS, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 12 + CHUNKS } : null,
+});
+const message = (text: string) => ({ id: "msg_bench", type: "message", status: "completed", role: "assistant", content: [{ type: "output_text", text, annotations: [] }] });
+const response = JSON.stringify(responseObject("completed", [message("Hello from the bench upstream.")]));
+let sequence = 0;
+const event = (type: string, fields: object) => encoder.encode(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...fields })}\n\n`);
+const item = { item_id: "msg_bench", output_index: 0 };
+const streamedText = Array.from({ length: CHUNKS }, (_, i) => `tok${i} `).join("");
+const responseFrames = [
+  event("response.created", { response: responseObject("in_progress", []) }),
+  event("response.in_progress", { response: responseObject("in_progress", []) }),
+  event("response.output_item.added", { output_index: 0, item: { ...message(""), status: "in_progress", content: [] } }),
+  event("response.content_part.added", { ...item, content_index: 0, part: { type: "output_text", text: "", annotations: [] } }),
+  ...Array.from({ length: CHUNKS }, (_, i) => event("response.output_text.delta", { ...item, content_index: 0, delta: `tok${i} ` })),
+  event("response.output_text.done", { ...item, content_index: 0, text: streamedText }),
+  event("response.content_part.done", { ...item, content_index: 0, part: { type: "output_text", text: streamedText, annotations: [] } }),
+  event("response.output_item.done", { output_index: 0, item: message(streamedText) }),
+  event("response.completed", { response: responseObject("completed", [message(streamedText)]) }),
 ];
 
 const anthropic = JSON.stringify({
@@ -65,6 +87,9 @@ const server = Bun.serve({
     const body = await request.text();
     if (path.endsWith("/chat/completions")) {
       return body.includes('"stream":true') ? paced(sseFrames, "text/event-stream") : new Response(completion, { headers: { "content-type": "application/json" } });
+    }
+    if (path.endsWith("/responses")) {
+      return body.includes('"stream":true') ? paced(responseFrames, "text/event-stream") : new Response(response, { headers: { "content-type": "application/json" } });
     }
     if (path.endsWith("/invoke")) return new Response(anthropic, { headers: { "content-type": "application/json" } });
     if (path.endsWith("/invoke-with-response-stream")) return paced(bedrockFrames, "application/vnd.amazon.eventstream");

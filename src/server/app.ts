@@ -22,6 +22,7 @@ import { filesRoutes } from "./routes/files.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { messagesRoutes } from "./routes/messages.ts";
 import { modelRoutes } from "./routes/models.ts";
+import { responsesRoutes } from "./routes/responses.ts";
 import { rootRoutes } from "./routes/root.ts";
 
 export interface AppOptions {
@@ -58,6 +59,7 @@ export function createApp({ config, log, accessLog }: AppOptions) {
     .use(healthRoutes(config, redis?.status))
     .use(modelRoutes(config, guard))
     .use(chatRoutes(chat, guard))
+    .use(responsesRoutes(chat, guard))
     .use(messagesRoutes(chat, guard, config))
     .use(rootRoutes())
     .use(filesRoutes(config, files, guard));
