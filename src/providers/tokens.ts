@@ -3,7 +3,7 @@ import { GatewayError } from "../errors.ts";
 import type { ChatRequest, Part } from "../ir.ts";
 import type { Dialect } from "./provider.ts";
 import { createProviders } from "./registry.ts";
-import { createRouter } from "./routes.ts";
+import { createRouter, type Known } from "./routes.ts";
 
 /** What an image or a page costs, roughly, when only its bytes are known (Anthropic's rule: ~1,600 for a 1-megapixel image). */
 const IMAGE_TOKENS = 1600;
@@ -56,9 +56,9 @@ export interface CountCall {
  * Token counts: the upstream's own where its provider can count the client's body (Bedrock Claude's
  * CountTokens), else, or when that fails, the tokenizer estimate (`estimate: true`).
  */
-export function createTokenCounter(config: Config) {
+export function createTokenCounter(config: Config, known?: Known) {
   const providers = createProviders(config);
-  const router = createRouter(config);
+  const router = createRouter(config, known);
   return async function count({ request, raw, dialect, headers, signal }: CountCall): Promise<{ tokens: number; estimate: boolean }> {
     const requested = request.model ?? config.alpha.defaultModel;
     const route = requested ? router(requested) : undefined;

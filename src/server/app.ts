@@ -57,10 +57,10 @@ export function createApp({ config, log, accessLog }: AppOptions) {
     .use(cors(config.corsOrigins, EXPOSED))
     .use(docsRoutes((): AnyElysia => app))
     .use(healthRoutes(config, redis?.status))
-    .use(modelRoutes(config, guard))
+    .use(modelRoutes(config, guard, discovery))
     .use(chatRoutes(chat, guard))
     .use(responsesRoutes(chat, guard))
-    .use(messagesRoutes(chat, guard, config))
+    .use(messagesRoutes(chat, guard, config, discovery))
     .use(rootRoutes())
     .use(filesRoutes(config, files, guard));
   app.onStop(() => {

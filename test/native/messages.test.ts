@@ -120,6 +120,27 @@ describe("Anthropic client to Bedrock Claude: lossless", () => {
     expect(received.body.output_config).toEqual({ effort: "high" });
   });
 
+  test("a claude-* name an OpenAI-compatible upstream lists goes there (discovery before Anthropic's names)", async () => {
+    const local = await startGateway({ MODELS_REFRESH_S: "600" });
+    try {
+      local.openai.catalogue.ids = ["claude-sonnet-4-5", "qwen2.5-coder:7b"];
+      const body = { model: "claude-sonnet-4-5", max_tokens: 10, messages: [{ role: "user", content: "hi" }] };
+      let response = await local.json("/v1/messages", body);
+      for (let i = 0; i < 40 && local.openai.received.length === 0; i++) {
+        await Bun.sleep(50);
+        response = await local.json("/v1/messages", body);
+      }
+      expect(response.status).toBe(200);
+      expect(local.openai.last().body.model).toBe("claude-sonnet-4-5");
+      expect((await local.call("/v1/models/qwen2.5-coder:7b", { headers: ANTHROPIC })).status).toBe(200);
+      const count = await local.json("/v1/messages/count_tokens", { model: "qwen2.5-coder:7b", messages: [{ role: "user", content: "hi" }] });
+      expect(count.status).toBe(200);
+      expect(count.headers.get("x-parley-token-count")).toBe("estimate");
+    } finally {
+      await local.stop();
+    }
+  });
+
   test("the geography of BETA_REGION picks the inference profile", async () => {
     const eu = await startGateway({ BETA_REGION: "eu-west-1" });
     try {

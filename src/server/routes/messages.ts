@@ -4,6 +4,7 @@ import type { Config } from "../../config.ts";
 import { invalidRequest } from "../../errors.ts";
 import { anthropic } from "../../formats/anthropic.ts";
 import { isObject, type Json } from "../../formats/read.ts";
+import type { Known } from "../../providers/routes.ts";
 import { createTokenCounter } from "../../providers/tokens.ts";
 import { auth, type Guard } from "../auth.ts";
 import { note, REQUEST_ID } from "../edge.ts";
@@ -13,8 +14,8 @@ const DESCRIPTION = `The Anthropic Messages API as api.anthropic.com serves it, 
 (x-api-key or Bearer; anthropic-version and anthropic-beta headers; ?beta=true accepted). Claude models on
 Bedrock get the body as sent (lossless); other models go through parley's conversion.`;
 
-export function messagesRoutes(chat: Chat, guard: Guard, config: Config) {
-  const count = createTokenCounter(config);
+export function messagesRoutes(chat: Chat, guard: Guard, config: Config, known?: Known) {
+  const count = createTokenCounter(config, known);
   return new Elysia({ name: "parley/messages" })
     .use(auth(guard))
     .post(

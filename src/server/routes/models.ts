@@ -4,7 +4,7 @@ import { notFound, validationError } from "../../errors.ts";
 import { ANTHROPIC_MODELS } from "../../providers/anthropic-models.ts";
 import { listModels, type ModelInfo } from "../../providers/catalogue.ts";
 import { configuredProviders } from "../../providers/registry.ts";
-import { createRouter } from "../../providers/routes.ts";
+import { createRouter, type Known } from "../../providers/routes.ts";
 import { auth, type Guard } from "../auth.ts";
 
 /** Anthropic's model object (`anthropic-version` callers). */
@@ -19,7 +19,7 @@ const DEFAULT_LIMIT = 20;
 const MAX_LIMIT = 1000;
 
 /** GET /v1/models and /v1/models/{id}: OpenAI's shapes, or Anthropic's when the request has `anthropic-version`. */
-export function modelRoutes(config: Config, guard: Guard) {
+export function modelRoutes(config: Config, guard: Guard, known?: Known) {
   const configured = configuredProviders(config);
   const claude: ModelInfo[] = configured.beta
     ? [...ANTHROPIC_MODELS].filter(([, m]) => !m.aliasOf).map(([id, m]) => ({ id, object: "model", created: unix(m.released), owned_by: "anthropic" }))
@@ -27,10 +27,10 @@ export function modelRoutes(config: Config, guard: Guard) {
   const models = [...claude, ...listModels(config, configured).filter((m) => !ANTHROPIC_MODELS.has(m.id))];
   const list = { object: "list", data: models };
   const byId = new Map(models.map((m) => [m.id, m]));
-  const router = createRouter(config);
+  const router = createRouter(config, known);
   const find = (id: string): ModelInfo => {
-    const known = byId.get(id);
-    if (known) return known;
+    const listed = byId.get(id);
+    if (listed) return listed;
     router(id); // throws 404 when the id routes nowhere
     return { id, object: "model", created: 0, owned_by: "parley" };
   };
