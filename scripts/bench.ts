@@ -81,7 +81,9 @@ const chatBody = JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user
 const claudeBody = JSON.stringify({ model: CLAUDE, messages: [{ role: "user", content: "Say hello" }], max_tokens: 50 });
 const anthropicBody = JSON.stringify({ anthropic_version: "bedrock-2023-05-31", max_tokens: 50, messages: [{ role: "user", content: [{ type: "text", text: "Say hello" }] }] });
 const responsesBody = JSON.stringify({ model: "gpt-4o-mini", input: "Say hello", max_output_tokens: 50 });
+const messagesBody = JSON.stringify({ model: CLAUDE, max_tokens: 50, messages: [{ role: "user", content: [{ type: "text", text: "Say hello" }] }] });
 const auth = { authorization: `Bearer ${KEY}`, "content-type": "application/json" };
+const anthropicAuth = { "x-api-key": KEY, "anthropic-version": "2023-06-01", "content-type": "application/json" };
 
 interface Target {
   name: string;
@@ -166,6 +168,30 @@ async function streamOnce(t: Target, contentMarker: string): Promise<{ ttft: num
   return { ttft, chunks: text.split(contentMarker).length - 1 };
 }
 
+/** The same, for a direct Bedrock stream: AWS event-stream frames, each a base64 chunk of the model's JSON. */
+async function bedrockStreamOnce(t: Target, contentMarker: string): Promise<{ ttft: number; chunks: number }> {
+  const started = performance.now();
+  const response = await fetch(t.url, { method: "POST", body: t.body, headers: t.headers });
+  let ttft = Number.NaN;
+  let chunks = 0;
+  let buffer = Buffer.alloc(0);
+  for await (const part of response.body!) {
+    buffer = Buffer.concat([buffer, part]);
+    while (buffer.length >= 4 && buffer.readUInt32BE(0) <= buffer.length) {
+      const length = buffer.readUInt32BE(0);
+      const frame = buffer.subarray(0, length);
+      buffer = buffer.subarray(length);
+      // Prelude (12 bytes) and headers, then the payload, then a 4-byte CRC.
+      const payload = frame.subarray(12 + frame.readUInt32BE(4), length - 4).toString();
+      const bytes = /"bytes":"([^"]+)"/.exec(payload)?.[1];
+      if (!bytes || !Buffer.from(bytes, "base64").toString().includes(contentMarker)) continue;
+      chunks++;
+      if (Number.isNaN(ttft)) ttft = performance.now() - started;
+    }
+  }
+  return { ttft, chunks };
+}
+
 // ---- the run ----
 
 try {
@@ -189,6 +215,7 @@ try {
     directBedrock: t("direct bedrock", `${upstream.url}/model/${encodeURIComponent(CLAUDE)}/invoke`, anthropicBody),
     toBedrock: t("parley alpha -> bedrock", `${source.url}/v1/chat/completions`, claudeBody),
     toAnthropic: t("parley alpha -> beta_messages", `${source.url}/v1/chat/completions?target_format=beta_messages`, chatBody),
+    messagesToBedrock: t("parley messages -> bedrock", `${source.url}/v1/messages`, messagesBody, anthropicAuth),
     ...(binary ? { binary: t("parley binary passthrough", `${binary.url}/v1/chat/completions`, chatBody) } : {}),
     ...(peer ? { peer: t("portkey on bun", `${peer}/v1/chat/completions`, chatBody, { ...auth, "x-portkey-provider": "openai", "x-portkey-custom-host": `${upstream.url}/v1` }) } : {}),
   };
@@ -201,6 +228,7 @@ try {
     ["responses passthrough", targets.responses, targets.directResponses, 1.3],
     ["alpha -> Bedrock-Anthropic", targets.toBedrock, targets.directBedrock, 1.6],
     ["alpha -> beta_messages reply", targets.toAnthropic, targets.direct, 1.6],
+    ["/v1/messages -> Bedrock Claude (lossless)", targets.messagesToBedrock, targets.directBedrock, 1.3],
     ...(binary ? [["binary passthrough", targets.binary!, targets.direct, 1.3] as [string, Target, Target, number]] : []),
     ...(peer ? [["portkey on bun", targets.peer!, targets.direct] as [string, Target, Target]] : []),
   ];
@@ -267,21 +295,28 @@ try {
     { name: "converted", target: t("converted", `${source.url}/v1/chat/completions?target_format=beta_messages`, streamBody), marker: '"text_delta","text":"tok' },
     { name: "responses direct", target: t("responses direct", `${upstream.url}/v1/responses`, responsesStream), marker: '"delta":"tok' },
     { name: "responses passthrough", target: t("responses passthrough", `${source.url}/v1/responses`, responsesStream), marker: '"delta":"tok' },
+    // Bedrock's own events, relayed: the bench upstream paces them as it paces the OpenAI stream.
+    { name: "messages -> bedrock", target: t("messages -> bedrock", `${source.url}/v1/messages`, JSON.stringify({ ...JSON.parse(messagesBody), stream: true }), anthropicAuth), marker: '"text_delta","text":"tok' },
   ];
-  const ttft: Record<string, number[]> = Object.fromEntries(streams.map((s) => [s.name, []]));
+  const ttft: Record<string, number[]> = { ...Object.fromEntries(streams.map((s) => [s.name, []])), "direct bedrock": [] };
   const chunks: Record<string, number> = {};
+  const directBedrockStream = t("direct bedrock", `${upstream.url}/model/${encodeURIComponent(CLAUDE)}/invoke-with-response-stream`, anthropicBody);
   for (let i = 0; i < (quick ? 10 : 30); i++) {
     for (const s of streams) {
       const { ttft: first, chunks: n } = await streamOnce(s.target, s.marker);
       ttft[s.name]!.push(first);
       chunks[s.name] = n;
     }
+    const { ttft: first, chunks: n } = await bedrockStreamOnce(directBedrockStream, '"text_delta","text":"tok');
+    ttft["direct bedrock"]!.push(first);
+    chunks["direct bedrock"] = n;
   }
   const ttftMedian = Object.fromEntries(Object.entries(ttft).map(([k, v]) => [k, median(v)]));
   results.stream = { ttft_ms: ttftMedian, chunks };
-  for (const [name, direct] of [["passthrough", "direct"], ["converted", "direct"], ["responses passthrough", "responses direct"]] as const) {
+  // Bedrock's stream has one frame more before the first token than OpenAI's: its own direct call is the reference.
+  for (const [name, direct] of [["passthrough", "direct"], ["converted", "direct"], ["responses passthrough", "responses direct"], ["messages -> bedrock", "direct bedrock"]] as const) {
     const extra = ttftMedian[name]! - ttftMedian[direct]!;
-    row(`stream: added time to first token, ${name}`, `${(extra * 1000).toFixed(0)} µs`, "", extra < 1 ? "ok (< 1 ms)" : "MISS (< 1 ms)");
+    row(`stream: added time to first token, ${name}`, `${(extra * 1000).toFixed(0)} µs`, `vs ${direct}`, extra < 1 ? "ok (< 1 ms)" : "MISS (< 1 ms)");
     row(`stream: chunks, ${name}`, `${chunks[name]}`, `${direct} ${chunks[direct]}`, chunks[name] === chunks[direct] ? "ok (equal)" : "MISS (equal)");
   }
 

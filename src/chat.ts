@@ -18,6 +18,8 @@ export interface ChatCall {
   body: Json;
   /** The body as the client sent it, for the passthrough. */
   raw: string;
+  /** The client's request headers, for a native call that reads some (`anthropic-beta`). */
+  headers?: Headers;
   /** Aborts when the client goes away. */
   signal: AbortSignal;
   /** Told when a stream breaks after it started: its log line says so. */
@@ -85,10 +87,12 @@ export function createChat({ config, providers, router, log, attachFiles }: Chat
     const answer = async (provider: Provider, route: Route) => {
       const wait = <T>(upstreamCall: Promise<T>, abandon?: (late: T) => unknown) => firstByte(upstreamCall, config.upstreamTimeoutMs, provider.label, abandon);
       // Same family with nothing to change (no alias, no files): the client's own body goes up.
-      const dialect = input === output && route.model === request.model && request.fileIds.length === 0 ? input.dialect : undefined;
+      const dialect = input === output && request.fileIds.length === 0 ? input.dialect : undefined;
       const native = dialect && provider.native?.[dialect];
-      if (native) {
-        const reply = await wait(native({ body: call.raw, model: route.model, stream: request.stream, signal: call.signal }), (late) => late.kind === "stream" && late.body.cancel());
+      const takes = native && (provider.takesNative ? provider.takesNative(dialect, route.model) : route.model === request.model);
+      if (native && takes) {
+        const nativeCall = { body: call.raw, model: route.model, requested, stream: request.stream, signal: call.signal, headers: call.headers };
+        const reply = await wait(native(nativeCall), (late) => late.kind === "stream" && late.body.cancel());
         if (reply.kind === "json") {
           done(reply.usage);
           return { kind: "bytes" as const, bytes: reply.bytes, contentType: reply.contentType };

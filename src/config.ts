@@ -32,6 +32,8 @@ export interface Config {
     apiKey?: string;
     endpointUrl?: string;
     controlEndpointUrl?: string;
+    /** BETA_ANTHROPIC_BETAS: the `anthropic-beta` values passed on to Bedrock, for every model; unset: a built-in list per model. */
+    anthropicBetas?: string[];
   };
   files: { bucket?: string; endpointUrl?: string; maxUploadBytes: number; contextMaxChars: number };
   modelAliases: ReadonlyMap<string, string>;
@@ -105,6 +107,10 @@ export const SETTINGS: readonly Setting[] = [
   { key: "BETA_API_KEY", aliases: ["AWS_BEARER_TOKEN_BEDROCK"], secret: true, check: noSpace, help: "Bedrock API key (sent as a bearer token instead of SigV4)" },
   { key: "BETA_CONTROL_ENDPOINT_URL", check: url, help: "Bedrock control-plane endpoint override (model discovery)" },
   { key: "BETA_ENDPOINT_URL", check: url, help: "Bedrock Runtime endpoint override" },
+  {
+    key: "BETA_ANTHROPIC_BETAS", help: "anthropic-beta values passed on to Bedrock Claude, comma-separated (unset: the built-in list per model)",
+    check: (v) => (splitList(v).every((b) => /^[\w.-]+$/.test(b)) ? undefined : "beta names such as context-1m-2025-08-07, comma-separated"),
+  },
   { key: "OBJSTORE_FILES_BUCKET", check: noSpace, help: "S3 bucket for file bytes (unset: local store)" },
   { key: "OBJSTORE_ENDPOINT_URL", check: url, help: "S3-compatible endpoint (path-style)" },
   { key: "MAX_UPLOAD_BYTES", fallback: String(512 * 1024 * 1024), check: int(1), help: "largest accepted upload" },
@@ -226,6 +232,7 @@ function toConfig(v: Record<string, string | undefined>): Config {
       apiKey: v.BETA_API_KEY,
       endpointUrl: v.BETA_ENDPOINT_URL,
       controlEndpointUrl: v.BETA_CONTROL_ENDPOINT_URL,
+      ...(v.BETA_ANTHROPIC_BETAS !== undefined ? { anthropicBetas: splitList(v.BETA_ANTHROPIC_BETAS) } : {}),
     },
     files: {
       bucket: v.OBJSTORE_FILES_BUCKET,

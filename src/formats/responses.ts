@@ -354,6 +354,9 @@ function streamEncoder(model: string): StreamEncoder {
         case "usage":
           usage.add(event);
           return [];
+        case "reasoning":
+          // Reasoning items would need an encrypted_content this gateway cannot make; the answer stands without them.
+          return [];
       }
     },
     error(error) {

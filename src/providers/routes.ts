@@ -1,6 +1,7 @@
 import type { Config, ProviderName } from "../config.ts";
 import { closeMatches } from "../did-you-mean.ts";
 import { notFound } from "../errors.ts";
+import { anthropicProfile } from "./anthropic-models.ts";
 
 const BEDROCK_VENDORS = "anthropic|amazon|ai21|cohere|meta|mistral|deepseek|qwen|openai|writer";
 const BEDROCK_GEOS = "us|eu|apac|global|us-gov|jp|au|ca";
@@ -30,16 +31,20 @@ const NOTHING_KNOWN: Known = { providerOf: () => undefined, ids: () => [] };
 
 /**
  * Model id -> provider, first match wins: an alias (MODEL_ALIASES) names the model, then the
- * configured routes (MODEL_ROUTES), then the upstream that lists the id, then the built-in patterns.
+ * configured routes (MODEL_ROUTES), then the upstream that lists the id, then Anthropic's own names
+ * (to Bedrock, as BETA_REGION's cross-region profile), then the built-in patterns.
  */
-export function createRouter(config: Pick<Config, "modelAliases" | "modelRoutes">, known: Known = NOTHING_KNOWN) {
+export function createRouter(config: Pick<Config, "modelAliases" | "modelRoutes"> & { beta?: Pick<Config["beta"], "region"> }, known: Known = NOTHING_KNOWN) {
   const custom: [RegExp, ProviderName][] = config.modelRoutes.map(({ pattern, provider }) => [glob(pattern), provider]);
 
   return function route(requested: string): Route {
     const model = config.modelAliases.get(requested) ?? requested;
-    const provider = custom.find(([pattern]) => pattern.test(model))?.[1] ?? known.providerOf(model) ?? BUILT_IN.find(([pattern]) => pattern.test(model))?.[1];
-    if (!provider) throw unknownModel(requested, known.ids());
-    return { requested, model, provider };
+    const provider = custom.find(([pattern]) => pattern.test(model))?.[1] ?? known.providerOf(model);
+    const profile = provider ? undefined : anthropicProfile(model, config.beta?.region);
+    if (profile) return { requested, model: profile, provider: "beta" };
+    const matched = provider ?? BUILT_IN.find(([pattern]) => pattern.test(model))?.[1];
+    if (!matched) throw unknownModel(requested, known.ids());
+    return { requested, model, provider: matched };
   };
 }
 

@@ -20,8 +20,10 @@ import { chatRoutes } from "./routes/chat.ts";
 import { docsRoutes } from "./routes/docs.ts";
 import { filesRoutes } from "./routes/files.ts";
 import { healthRoutes } from "./routes/health.ts";
+import { messagesRoutes } from "./routes/messages.ts";
 import { modelRoutes } from "./routes/models.ts";
 import { responsesRoutes } from "./routes/responses.ts";
+import { rootRoutes } from "./routes/root.ts";
 
 export interface AppOptions {
   config: Config;
@@ -55,9 +57,11 @@ export function createApp({ config, log, accessLog }: AppOptions) {
     .use(cors(config.corsOrigins, EXPOSED))
     .use(docsRoutes((): AnyElysia => app))
     .use(healthRoutes(config, redis?.status))
-    .use(modelRoutes(config, guard))
+    .use(modelRoutes(config, guard, discovery))
     .use(chatRoutes(chat, guard))
     .use(responsesRoutes(chat, guard))
+    .use(messagesRoutes(chat, guard, config, discovery))
+    .use(rootRoutes())
     .use(filesRoutes(config, files, guard));
   app.onStop(() => {
     discovery.stop();

@@ -5,7 +5,7 @@ import { scripted } from "./scripted.ts";
 
 /**
  * A fake Bedrock Runtime on 127.0.0.1 over plain HTTP/1.1: InvokeModel, InvokeModelWithResponseStream,
- * Converse and ConverseStream, with streams sent as real AWS event-stream frames (CRC-checked by
+ * Converse, ConverseStream and CountTokens, with streams sent as real AWS event-stream frames (CRC-checked by
  * the gateway) and errors with Bedrock's own headers. Like AWS, it checks each request's SigV4
  * signature against the secret of the access key it names, and refuses a bad one with 403.
  */
@@ -23,7 +23,7 @@ export type BedrockScript =
 
 export interface BedrockReceived {
   modelId: string;
-  action: "invoke" | "invoke-with-response-stream" | "converse" | "converse-stream";
+  action: "invoke" | "invoke-with-response-stream" | "converse" | "converse-stream" | "count-tokens";
   headers: Headers;
   body: Json;
 }
@@ -129,7 +129,7 @@ export async function startFakeBedrock() {
     idleTimeout: 0,
     async fetch(request) {
       if (request.method === "GET") return controlPlane(request);
-      const match = /^\/model\/([^/]+)\/(invoke|invoke-with-response-stream|converse|converse-stream)$/.exec(new URL(request.url).pathname);
+      const match = /^\/model\/([^/]+)\/(invoke|invoke-with-response-stream|converse|converse-stream|count-tokens)$/.exec(new URL(request.url).pathname);
       if (!match) return Response.json({ message: "unknown operation" }, { status: 404 });
       const modelId = decodeURIComponent(match[1]!);
       const action = match[2] as BedrockReceived["action"];
@@ -138,7 +138,7 @@ export async function startFakeBedrock() {
       if (problem) return Response.json({ message: `Signature check failed: ${problem}` }, { status: 403, headers: { "x-amzn-errortype": `${problem}:http://internal.amazon.com/coral/com.amazon.coral.service/` } });
       const body = JSON.parse(text || "{}");
       received.push({ modelId, action, headers: request.headers, body });
-      const script = take() ?? defaultScript(modelId, action);
+      const script = take() ?? defaultScript(modelId, action, body);
       switch (script.kind) {
         case "error":
           return Response.json({ message: script.message }, {
@@ -278,7 +278,27 @@ export function converseEvents(texts = ["Hello", " from", " Converse"], tool?: {
   return events;
 }
 
-function defaultScript(modelId: string, action: BedrockReceived["action"]): BedrockScript {
+/** A streamed answer with extended thinking: a thinking block (deltas, then its signature), then text. */
+export function thinkingEvents(thinking = ["Let me think", " about it."], texts = ["Hello", " after thinking"]): Json[] {
+  return [
+    { type: "message_start", message: { id: "msg_bdrk_02", type: "message", role: "assistant", model: "claude-sonnet-4-5-20250929", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 20, cache_creation_input_tokens: 0, cache_read_input_tokens: 100, output_tokens: 1 } } },
+    { type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "", signature: "" } },
+    ...thinking.map((text) => ({ type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: text } })),
+    { type: "content_block_delta", index: 0, delta: { type: "signature_delta", signature: "EqQBCkYIARgCIkD0sig==" } },
+    { type: "content_block_stop", index: 0 },
+    { type: "content_block_start", index: 1, content_block: { type: "text", text: "" } },
+    ...texts.map((text) => ({ type: "content_block_delta", index: 1, delta: { type: "text_delta", text } })),
+    { type: "content_block_stop", index: 1 },
+    { type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 9 } },
+    { type: "message_stop", "amazon-bedrock-invocationMetrics": { inputTokenCount: 120, outputTokenCount: 9, invocationLatency: 300, firstByteLatency: 90 } },
+  ];
+}
+
+/** CountTokens' answer: a count that depends on the body, so a test can tell it was read. */
+export const countTokensReply = (body: Json) => ({ inputTokens: 7 + String(body?.input?.invokeModel?.body ?? "").length % 100 });
+
+function defaultScript(modelId: string, action: BedrockReceived["action"], body: Json): BedrockScript {
+  if (action === "count-tokens") return { kind: "json", body: countTokensReply(body) };
   const titan = modelId.includes("titan-text");
   const stream = action.endsWith("stream");
   if (action.startsWith("converse")) return stream ? { kind: "stream", events: converseEvents() } : { kind: "json", body: converseReply() };

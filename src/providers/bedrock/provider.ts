@@ -7,6 +7,7 @@ import * as anthropic from "./anthropic.ts";
 import { createBedrockControl } from "./control.ts";
 import { converseStreamDecoder, decodeConverse, encodeConverse } from "./converse.ts";
 import * as titan from "./titan.ts";
+import { createAnthropicNative } from "./native.ts";
 import { createBedrockTransport } from "./transport.ts";
 
 /** Which wire body a Bedrock model id takes: Anthropic and Titan natively, the rest through Converse. */
@@ -23,8 +24,8 @@ const OPAQUE_ARN = /^arn:aws[\w-]*:bedrock:[^:]*:\d*:(application-inference-prof
 
 interface InvokeBody {
   encode: (request: ChatRequest) => unknown;
-  decode: (body: unknown, up: Upstream) => ChatReply;
-  decoder: (up: Upstream) => StreamDecoder<unknown>;
+  decode: (body: unknown, up: Upstream, request: ChatRequest) => ChatReply;
+  decoder: (up: Upstream, request: ChatRequest) => StreamDecoder<unknown>;
 }
 
 const INVOKE: Record<"anthropic" | "titan", InvokeBody> = {
@@ -33,7 +34,9 @@ const INVOKE: Record<"anthropic" | "titan", InvokeBody> = {
 };
 
 export function createBedrockProvider(config: Config): Provider {
-  const { up, post, events, json } = createBedrockTransport(config.beta, config.upstreamTimeoutMs);
+  const transport = createBedrockTransport(config.beta, config.upstreamTimeoutMs);
+  const { up, post, events, json } = transport;
+  const anthropicNative = createAnthropicNative(config, transport);
   const control = createBedrockControl(config.beta, config.upstreamTimeoutMs);
   const families = new Map<string, Family>();
 
@@ -59,7 +62,7 @@ export function createBedrockProvider(config: Config): Provider {
         return decodeConverse(await json(response), up);
       }
       const response = await post(modelId, "invoke", JSON.stringify(INVOKE[kind].encode(request)), signal);
-      return INVOKE[kind].decode(await json(response), up);
+      return INVOKE[kind].decode(await json(response), up, request);
     },
 
     async *stream(request, modelId, signal): AsyncGenerator<StreamEvent> {
@@ -71,11 +74,17 @@ export function createBedrockProvider(config: Config): Provider {
         return;
       }
       const response = await post(modelId, "invoke-with-response-stream", JSON.stringify(INVOKE[kind].encode(request)), signal);
-      const decode = INVOKE[kind].decoder(up);
+      const decode = INVOKE[kind].decoder(up, request);
       for await (const event of events(response)) {
         // Each chunk carries the model's own JSON event, base64-encoded.
         if (event.type === "chunk" && typeof event.body.bytes === "string") yield* decode(parseUpstreamJson(up, Buffer.from(event.body.bytes, "base64").toString()));
       }
     },
+
+    native: { "anthropic-messages": anthropicNative.messages },
+    // The model goes in the path: any Claude id (an alias, a profile from Anthropic's names) takes the client's body.
+    // An opaque ARN is known to be Claude once the control plane has said so (its first call goes through the IR).
+    takesNative: (dialect, modelId) => dialect === "anthropic-messages" && (families.get(modelId) ?? family(modelId)) === "anthropic",
+    countTokens: { "anthropic-messages": anthropicNative.countTokens },
   };
 }

@@ -5,7 +5,7 @@ import { isObject } from "../../formats/read.ts";
 import { badShape, fetchFailed, fromUpstreamStatus, parseUpstreamJson, readUpstreamJson, type Upstream } from "../upstream-errors.ts";
 import { bedrockAuth, CREDENTIALS } from "./auth.ts";
 
-export type Action = "invoke" | "invoke-with-response-stream" | "converse" | "converse-stream";
+export type Action = "invoke" | "invoke-with-response-stream" | "converse" | "converse-stream" | "count-tokens";
 
 /** One event of a Bedrock response stream: its `:event-type` and its JSON payload. */
 export interface BedrockEvent {

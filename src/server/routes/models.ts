@@ -1,12 +1,81 @@
 import { Elysia } from "elysia";
 import type { Config } from "../../config.ts";
-import { listModels } from "../../providers/catalogue.ts";
+import { notFound, validationError } from "../../errors.ts";
+import { ANTHROPIC_MODELS } from "../../providers/anthropic-models.ts";
+import { listModels, type ModelInfo } from "../../providers/catalogue.ts";
 import { configuredProviders } from "../../providers/registry.ts";
+import { createRouter, type Known } from "../../providers/routes.ts";
 import { auth, type Guard } from "../auth.ts";
 
-export function modelRoutes(config: Config, guard: Guard) {
-  const list = { object: "list", data: listModels(config, configuredProviders(config)) };
+/** Anthropic's model object (`anthropic-version` callers). */
+interface AnthropicModelInfo {
+  type: "model";
+  id: string;
+  display_name: string;
+  created_at: string;
+}
+
+const DEFAULT_LIMIT = 20;
+const MAX_LIMIT = 1000;
+
+/** GET /v1/models and /v1/models/{id}: OpenAI's shapes, or Anthropic's when the request has `anthropic-version`. */
+export function modelRoutes(config: Config, guard: Guard, known?: Known) {
+  const configured = configuredProviders(config);
+  const claude: ModelInfo[] = configured.beta
+    ? [...ANTHROPIC_MODELS].filter(([, m]) => !m.aliasOf).map(([id, m]) => ({ id, object: "model", created: unix(m.released), owned_by: "anthropic" }))
+    : [];
+  const models = [...claude, ...listModels(config, configured).filter((m) => !ANTHROPIC_MODELS.has(m.id))];
+  const list = { object: "list", data: models };
+  const byId = new Map(models.map((m) => [m.id, m]));
+  const router = createRouter(config, known);
+  const find = (id: string): ModelInfo => {
+    const listed = byId.get(id);
+    if (listed) return listed;
+    router(id); // throws 404 when the id routes nowhere
+    return { id, object: "model", created: 0, owned_by: "parley" };
+  };
+
   return new Elysia({ name: "parley/models" })
     .use(auth(guard))
-    .get("/v1/models", () => list, { scope: "models", detail: { summary: "List models", tags: ["models"] } });
+    .get("/v1/models", ({ request, query }) => (isAnthropic(request) ? anthropicPage(models.map(anthropicShape), query) : list), {
+      scope: "models",
+      detail: { summary: "List models", description: "OpenAI's list; Anthropic's (limit, after_id, before_id) when the request has anthropic-version.", tags: ["models"] },
+    })
+    .get("/v1/models/*", ({ request, params }) => {
+      const id = decodeURIComponent(params["*"]);
+      const model = find(id);
+      return isAnthropic(request) ? anthropicShape(model) : model;
+    }, { scope: "models", detail: { summary: "One model", tags: ["models"] } });
+}
+
+const isAnthropic = (request: Request) => request.headers.has("anthropic-version");
+const unix = (day: string) => Math.floor(Date.parse(day) / 1000);
+
+function anthropicShape(model: ModelInfo): AnthropicModelInfo {
+  const own = ANTHROPIC_MODELS.get(model.id);
+  return { type: "model", id: model.id, display_name: own?.display ?? model.id, created_at: new Date(model.created * 1000).toISOString().replace(".000Z", "Z") };
+}
+
+/** Anthropic's cursor pages: `after_id` / `before_id` (exclusive), `limit` 1 to 1000. */
+function anthropicPage(all: AnthropicModelInfo[], query: Record<string, string | undefined>) {
+  const limit = query.limit === undefined ? DEFAULT_LIMIT : Number(query.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw validationError("limit", `must be an integer from 1 to ${MAX_LIMIT}`);
+  const at = (id: string, field: string) => {
+    const index = all.findIndex((m) => m.id === id);
+    if (index < 0) throw notFound(`${field}: no model '${id}'`);
+    return index;
+  };
+  let data: AnthropicModelInfo[];
+  let hasMore: boolean;
+  if (query.before_id !== undefined) {
+    const end = at(query.before_id, "before_id");
+    const start = Math.max(0, end - limit);
+    data = all.slice(start, end);
+    hasMore = start > 0;
+  } else {
+    const start = query.after_id !== undefined ? at(query.after_id, "after_id") + 1 : 0;
+    data = all.slice(start, start + limit);
+    hasMore = start + limit < all.length;
+  }
+  return { data, has_more: hasMore, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
 }
