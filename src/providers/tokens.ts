@@ -2,8 +2,8 @@ import type { Config } from "../config.ts";
 import { GatewayError } from "../errors.ts";
 import type { ChatRequest, Part } from "../ir.ts";
 import type { Dialect } from "./provider.ts";
-import { createProviders } from "./registry.ts";
-import { createRouter, type Known } from "./routes.ts";
+import type { Providers } from "./registry.ts";
+import type { Router } from "./routes.ts";
 
 /** What an image or a page costs, roughly, when only its bytes are known (Anthropic's rule: ~1,600 for a 1-megapixel image). */
 const IMAGE_TOKENS = 1600;
@@ -56,9 +56,7 @@ export interface CountCall {
  * Token counts: the upstream's own where its provider can count the client's body (Bedrock Claude's
  * CountTokens), else, or when that fails, the tokenizer estimate (`estimate: true`).
  */
-export function createTokenCounter(config: Config, known?: Known) {
-  const providers = createProviders(config);
-  const router = createRouter(config, known);
+export function createTokenCounter(config: Config, providers: Providers, router: Router) {
   return async function count({ request, raw, dialect, headers, signal }: CountCall): Promise<{ tokens: number; estimate: boolean }> {
     const requested = request.model ?? config.alpha.defaultModel;
     const route = requested ? router(requested) : undefined;

@@ -16,6 +16,7 @@ import type { Files } from "../files/service.ts";
 import { createDiscovery } from "../providers/discovery.ts";
 import { createProviders, modelListers } from "../providers/registry.ts";
 import { createRouter } from "../providers/routes.ts";
+import { createTokenCounter } from "../providers/tokens.ts";
 import { chatRoutes } from "./routes/chat.ts";
 import { docsRoutes } from "./routes/docs.ts";
 import { filesRoutes } from "./routes/files.ts";
@@ -47,7 +48,9 @@ export function createApp({ config, log, accessLog }: AppOptions) {
   const attachFiles = async (request: Parameters<Files["attachTo"]>[0]) => (await files.files()).attachTo(request);
   const discovery = createDiscovery({ config, database: db, log, listers: modelListers(config) });
   void discovery.start();
-  const chat = createChat({ config, log, providers: createProviders(config), router: createRouter(config, discovery), attachFiles });
+  const providers = createProviders(config);
+  const router = createRouter(config, discovery);
+  const chat = createChat({ config, log, providers, router, attachFiles });
   const routes: { method: string; path: string }[] = [];
   const app = new Elysia({ name: "parley" })
     .use(edge({
@@ -57,10 +60,10 @@ export function createApp({ config, log, accessLog }: AppOptions) {
     .use(cors(config.corsOrigins, EXPOSED))
     .use(docsRoutes((): AnyElysia => app))
     .use(healthRoutes(config, redis?.status))
-    .use(modelRoutes(config, guard, discovery))
+    .use(modelRoutes(config, guard, discovery, router))
     .use(chatRoutes(chat, guard))
     .use(responsesRoutes(chat, guard))
-    .use(messagesRoutes(chat, guard, config, discovery))
+    .use(messagesRoutes(chat, guard, createTokenCounter(config, providers, router)))
     .use(rootRoutes())
     .use(filesRoutes(config, files, guard));
   app.onStop(() => {

@@ -386,7 +386,7 @@ describe("models, root, errors", () => {
   test("GET /v1/models without it: OpenAI's list, Claude names included", async () => {
     const list = await (await gateway.call("/v1/models")).json();
     expect(list.object).toBe("list");
-    expect(list.data.find((m: { id: string }) => m.id === "claude-sonnet-4-5-20250929")).toEqual({ id: "claude-sonnet-4-5-20250929", object: "model", created: 1759104000, owned_by: "anthropic" });
+    expect(list.data.find((m: { id: string }) => m.id === "claude-sonnet-4-5-20250929")).toEqual({ id: "claude-sonnet-4-5-20250929", object: "model", created: 1759104000, owned_by: "anthropic", provider: "beta" });
   });
 
   test("GET /v1/models/{id} in both shapes; unknown ids 404 in the caller's dialect", async () => {

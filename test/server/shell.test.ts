@@ -95,7 +95,7 @@ describe("models", () => {
     expect(body.object).toBe("list");
     expect(body.data.length).toBeGreaterThan(0);
     for (const model of body.data) {
-      expect(model).toEqual({ id: expect.any(String), object: "model", created: expect.any(Number), owned_by: expect.any(String) });
+      expect(model).toEqual({ id: expect.any(String), object: "model", created: expect.any(Number), owned_by: expect.any(String), provider: expect.stringMatching(/^(alpha|beta|mock)$/) });
     }
     expect(body.data.some((m: { id: string }) => m.id.startsWith("gpt-"))).toBe(true);
     expect(body.data.some((m: { id: string }) => m.id.startsWith("anthropic."))).toBe(false);

@@ -1,11 +1,9 @@
 import { Elysia } from "elysia";
 import type { Chat } from "../../chat.ts";
-import type { Config } from "../../config.ts";
 import { invalidRequest } from "../../errors.ts";
 import { anthropic } from "../../formats/anthropic.ts";
 import { isObject, type Json } from "../../formats/read.ts";
-import type { Known } from "../../providers/routes.ts";
-import { createTokenCounter } from "../../providers/tokens.ts";
+import type { TokenCounter } from "../../providers/tokens.ts";
 import { auth, type Guard } from "../auth.ts";
 import { note, REQUEST_ID } from "../edge.ts";
 import { reply } from "../reply.ts";
@@ -14,8 +12,7 @@ const DESCRIPTION = `The Anthropic Messages API as api.anthropic.com serves it, 
 (x-api-key or Bearer; anthropic-version and anthropic-beta headers; ?beta=true accepted). Claude models on
 Bedrock get the body as sent (lossless); other models go through parley's conversion.`;
 
-export function messagesRoutes(chat: Chat, guard: Guard, config: Config, known?: Known) {
-  const count = createTokenCounter(config, known);
+export function messagesRoutes(chat: Chat, guard: Guard, count: TokenCounter) {
   return new Elysia({ name: "parley/messages" })
     .use(auth(guard))
     .post(

@@ -2,9 +2,10 @@ import { Elysia } from "elysia";
 import type { Config } from "../../config.ts";
 import { notFound, validationError } from "../../errors.ts";
 import { ANTHROPIC_MODELS } from "../../providers/anthropic-models.ts";
-import { listModels, type ModelInfo } from "../../providers/catalogue.ts";
+import type { ProviderName } from "../../config.ts";
+import type { Discovery } from "../../providers/discovery.ts";
 import { configuredProviders } from "../../providers/registry.ts";
-import { createRouter, type Known } from "../../providers/routes.ts";
+import type { Router } from "../../providers/routes.ts";
 import { auth, type Guard } from "../auth.ts";
 
 /** Anthropic's model object (`anthropic-version` callers). */
@@ -18,26 +19,45 @@ interface AnthropicModelInfo {
 const DEFAULT_LIMIT = 20;
 const MAX_LIMIT = 1000;
 
-/** GET /v1/models and /v1/models/{id}: OpenAI's shapes, or Anthropic's when the request has `anthropic-version`. */
-export function modelRoutes(config: Config, guard: Guard, known?: Known) {
+/** A model as /v1/models lists it: OpenAI's object, plus the provider that serves it. */
+export interface ModelInfo {
+  id: string;
+  object: "model";
+  created: number;
+  owned_by: string;
+  provider: ProviderName;
+}
+
+/**
+ * GET /v1/models and /v1/models/{id}: OpenAI's shapes, or Anthropic's when the request has
+ * `anthropic-version`. The list is what discovery knows now (it refreshes in the background), with
+ * Anthropic's own model names first when Bedrock is configured.
+ */
+export function modelRoutes(config: Config, guard: Guard, discovery: Discovery, router: Router) {
   const configured = configuredProviders(config);
   const claude: ModelInfo[] = configured.beta
-    ? [...ANTHROPIC_MODELS].filter(([, m]) => !m.aliasOf).map(([id, m]) => ({ id, object: "model", created: unix(m.released), owned_by: "anthropic" }))
+    ? [...ANTHROPIC_MODELS].filter(([, m]) => !m.aliasOf).map(([id, m]) => ({ id, object: "model", created: unix(m.released), owned_by: "anthropic", provider: "beta" }))
     : [];
-  const models = [...claude, ...listModels(config, configured).filter((m) => !ANTHROPIC_MODELS.has(m.id))];
-  const list = { object: "list", data: models };
-  const byId = new Map(models.map((m) => [m.id, m]));
-  const router = createRouter(config, known);
+  const route = (id: string) => {
+    try {
+      return router(id).provider;
+    } catch {
+      return undefined;
+    }
+  };
+  const models = (): ModelInfo[] => [
+    ...claude,
+    ...discovery.list(configured, route).filter((m) => !ANTHROPIC_MODELS.has(m.id)).map(({ id, created, owned_by, provider }) => ({ id, object: "model" as const, created, owned_by, provider })),
+  ];
   const find = (id: string): ModelInfo => {
-    const listed = byId.get(id);
+    const listed = models().find((m) => m.id === id);
     if (listed) return listed;
-    router(id); // throws 404 when the id routes nowhere
-    return { id, object: "model", created: 0, owned_by: "parley" };
+    return { id, object: "model", created: 0, owned_by: "parley", provider: router(id).provider }; // 404 when the id routes nowhere
   };
 
   return new Elysia({ name: "parley/models" })
     .use(auth(guard))
-    .get("/v1/models", ({ request, query }) => (isAnthropic(request) ? anthropicPage(models.map(anthropicShape), query) : list), {
+    .get("/v1/models", ({ request, query }) => (isAnthropic(request) ? anthropicPage(models().map(anthropicShape), query) : { object: "list", data: models() }), {
       scope: "models",
       detail: { summary: "List models", description: "OpenAI's list; Anthropic's (limit, after_id, before_id) when the request has anthropic-version.", tags: ["models"] },
     })
