@@ -117,6 +117,8 @@ describe("routing by what exists", () => {
     expect(local.openai.last().body.model).toBe("qwen2.5-coder:7b");
     const listed = (await (await local.call("/v1/models")).json()).data as { id: string; provider: string }[];
     expect(listed.filter((m) => m.provider === "alpha").map((m) => m.id)).toEqual(["llama3.2", "qwen2.5-coder:7b"]);
+    // The chat's default model is the first listed: the first configured provider's first model.
+    expect(listed[0]!.id).toBe("llama3.2");
     const unknown = await local.json("/v1/chat/completions", { model: "qwen2.5-coder", messages: [{ role: "user", content: "hi" }] });
     expect(unknown.status).toBe(404);
     expect((await unknown.json()).error.message).toContain("Did you mean 'qwen2.5-coder:7b'");

@@ -31,7 +31,7 @@ export interface ModelInfo {
 /**
  * GET /v1/models and /v1/models/{id}: OpenAI's shapes, or Anthropic's when the request has
  * `anthropic-version`. The list is what discovery knows now (it refreshes in the background), with
- * Anthropic's own model names first when Bedrock is configured.
+ * Anthropic's own model names before Bedrock's when it is configured.
  */
 export function modelRoutes(config: Config, guard: Guard, discovery: Discovery, router: Router) {
   const configured = configuredProviders(config);
@@ -45,10 +45,16 @@ export function modelRoutes(config: Config, guard: Guard, discovery: Discovery, 
       return undefined;
     }
   };
-  const models = (): ModelInfo[] => [
-    ...claude,
-    ...discovery.list(configured, route).filter((m) => !ANTHROPIC_MODELS.has(m.id)).map(({ id, created, owned_by, provider }) => ({ id, object: "model" as const, created, owned_by, provider })),
-  ];
+  const listed = (): ModelInfo[] =>
+    discovery.list(configured, route).filter((m) => !ANTHROPIC_MODELS.has(m.id)).map(({ id, created, owned_by, provider }) => ({ id, object: "model" as const, created, owned_by, provider }));
+  // OpenAI's list keeps the providers' order (a chat's default model is the first one); Claude's names lead Bedrock's.
+  const models = (): ModelInfo[] => {
+    const all = listed();
+    const at = all.findIndex((m) => m.provider !== "alpha");
+    return at === -1 ? [...all, ...claude] : [...all.slice(0, at), ...claude, ...all.slice(at)];
+  };
+  // Anthropic's callers (Claude Code, the Anthropic SDKs) get Claude's names first.
+  const anthropicModels = () => [...claude, ...listed()].map(anthropicShape);
   const find = (id: string): ModelInfo => {
     const listed = models().find((m) => m.id === id);
     if (listed) return listed;
@@ -57,7 +63,7 @@ export function modelRoutes(config: Config, guard: Guard, discovery: Discovery, 
 
   return new Elysia({ name: "parley/models" })
     .use(auth(guard))
-    .get("/v1/models", ({ request, query }) => (isAnthropic(request) ? anthropicPage(models().map(anthropicShape), query) : { object: "list", data: models() }), {
+    .get("/v1/models", ({ request, query }) => (isAnthropic(request) ? anthropicPage(anthropicModels(), query) : { object: "list", data: models() }), {
       scope: "models",
       detail: { summary: "List models", description: "OpenAI's list; Anthropic's (limit, after_id, before_id) when the request has anthropic-version.", tags: ["models"] },
     })
