@@ -23,6 +23,8 @@ export interface FuzzCase {
   faulty: boolean;
   /** A request the server should accept: a 4xx would be a bug too. */
   valid?: boolean;
+  /** Same family, so the upstream's stream is relayed byte for byte (contract 9): its events are not parsed. */
+  relayed?: boolean;
 }
 
 export interface Context {
@@ -96,7 +98,8 @@ function jsonCase(kind: BodyKind, reply: (r: Rng) => { path: string; reply: Repl
     const rounds = faulty ? r.int(2) : r.pick([0, 1, 1, 2, 3]);
     for (let i = 0; i < rounds; i++) changes.push(mutate(r, body));
     const label = `${kind} model=${describe(model)} stream=${stream}${changes.length ? `; ${changes.join("; ")}` : ""}`;
-    return { label, path: target.path, body: JSON.stringify(body), reply: target.reply, faulty };
+    const relayed = typeof model === "string" && model.startsWith("gpt-") && ((kind === "alpha" && target.reply === "alpha") || kind === "responses");
+    return { label, path: target.path, body: JSON.stringify(body), reply: target.reply, faulty, relayed };
   };
 }
 

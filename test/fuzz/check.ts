@@ -37,7 +37,7 @@ export async function check(c: FuzzCase, response: Response, secrets: string[], 
   const type = response.headers.get("content-type") ?? "";
   if (c.method === "HEAD") return { status, problems, ms };
   if (status >= 400) problems.push(...envelopeProblems(c, text, type));
-  else if (type.includes("text/event-stream")) problems.push(...streamProblems(c.reply, text));
+  else if (type.includes("text/event-stream")) problems.push(...streamProblems(c.reply, text, c.relayed));
   else if (type.includes("json")) problems.push(...replyProblems(c.reply, text));
   return { status, problems, ms };
 }
@@ -95,7 +95,7 @@ interface Event {
   data: unknown;
 }
 
-function parseSse(text: string): { events: Event[]; problems: string[] } {
+function parseSse(text: string, relayed = false): { events: Event[]; problems: string[] } {
   const problems: string[] = [];
   const events: Event[] = [];
   for (const block of text.replaceAll("\r\n", "\n").split("\n\n")) {
@@ -111,7 +111,8 @@ function parseSse(text: string): { events: Event[]; problems: string[] } {
     try {
       events.push({ event, data: JSON.parse(data) });
     } catch {
-      problems.push(`stream event is not JSON: ${block.slice(0, 80)}`);
+      // A relayed stream is the upstream's own bytes: parley checks only how it ends.
+      if (!relayed) problems.push(`stream event is not JSON: ${block.slice(0, 80)}`);
       events.push({ event, data });
     }
   }
@@ -119,9 +120,9 @@ function parseSse(text: string): { events: Event[]; problems: string[] } {
 }
 
 /** Every stream ends with its dialect's last event or its error event (contract 2, Streaming; 10). */
-export function streamProblems(format: ReplyFormat, text: string): string[] {
+export function streamProblems(format: ReplyFormat, text: string, relayed = false): string[] {
   if (text.includes("<<read failed")) return [`stream broke without an ending: ${text.slice(-120)}`];
-  const { events, problems } = parseSse(text);
+  const { events, problems } = parseSse(text, relayed);
   const last = events.at(-1);
   if (!last) return [...problems, "empty stream"];
   const data = last.data as any;

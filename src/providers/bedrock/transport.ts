@@ -1,9 +1,10 @@
-import { EventStreamCodec, getChunkedStream } from "@smithy/core/event-streams";
+import { EventStreamCodec } from "@smithy/core/event-streams";
 import { credentialProvider, type Credentials } from "../../aws.ts";
 import type { Config } from "../../config.ts";
 import { GatewayError } from "../../errors.ts";
 import { isObject } from "../../formats/read.ts";
 import { badShape, fetchFailed, fromUpstreamStatus, parseUpstreamJson, readUpstreamJson, unreachable, type Upstream } from "../upstream-errors.ts";
+import { frames } from "./frames.ts";
 import { createSigner } from "./sigv4.ts";
 
 const CREDENTIALS = "BETA_ACCESS_KEY_ID and BETA_SECRET_ACCESS_KEY, or BETA_PROFILE";
@@ -60,7 +61,7 @@ const utf8 = new TextDecoder();
 /** The frames of a Bedrock event stream, decoded and checksummed; an exception frame throws. */
 async function* events(up: Upstream, response: Response): AsyncGenerator<BedrockEvent> {
   try {
-    for await (const frame of getChunkedStream(response.body as unknown as AsyncIterable<Uint8Array>)) {
+    for await (const frame of frames(up, response.body as unknown as AsyncIterable<Uint8Array>)) {
       const { headers, body } = decodeFrame(up, frame);
       const kind = headers[":message-type"]?.value;
       const payload = parseUpstreamJson(up, utf8.decode(body));
