@@ -5,7 +5,7 @@
  * failure. See README, "Fuzzing".
  */
 import { parseArgs } from "node:util";
-import { ENDPOINTS, generate, type Context } from "../test/fuzz/cases.ts";
+import { ENDPOINTS, faultSweep, generate, type Context } from "../test/fuzz/cases.ts";
 import { describeFailure, missingRoutes, NATIVE_PROBES, runCases, summary } from "../test/fuzz/run.ts";
 import { afterRun, MAX_UPLOAD_BYTES, SECRETS, startSession, UPSTREAM_TIMEOUT_MS } from "../test/fuzz/session.ts";
 import { rng } from "../test/fuzz/values.ts";
@@ -54,11 +54,15 @@ try {
     skip,
     onFile: (id) => ctx.fileIds.push(id),
   });
+  // Every fault once more, streamed and not, as valid requests: each must end as a failure.
+  const sweep = await runCases(faultSweep(seed, SECRETS.API_KEY, rng), { send: session.send, secrets: Object.values(SECRETS), timeoutMs: 15_000 + 4 * UPSTREAM_TIMEOUT_MS, concurrency: Number(values.concurrency) });
+  report.failures.push(...sweep.failures);
   await Bun.sleep(1000);
   const after = session.rss();
   const seconds = (performance.now() - started) / 1000;
 
-  console.log(summary(report));
+  console.log(`generated: ${summary(report)}`);
+  console.log(`fault sweep: ${summary(sweep)}`);
   console.log(`upstream calls ${session.upstream.seen.calls} (faults: ${[...session.upstream.seen.byFault.keys()].length} kinds); ${seconds.toFixed(1)} s`);
   const peak = session.peakRss();
   console.log(`server RSS: ${before.toFixed(0)} MB after warm-up, peak ${peak.toFixed(0)} MB, ${after.toFixed(0)} MB after the run (limits: peak +${RSS_PEAK_LIMIT_MB} MB, after +${RSS_GROWTH_LIMIT_MB} MB)`);

@@ -1,5 +1,5 @@
 import type { ErrorDialect } from "../../src/errors.ts";
-import { faultModels } from "../lib/faulty-upstream.ts";
+import { faultModels, type Fault } from "../lib/faulty-upstream.ts";
 import { brokenJson, seedBody, type BodyKind } from "./bodies.ts";
 import { upload } from "./multipart.ts";
 import { describe, mutate, nasty, oddString, PROTO_KEYS, setOwn, type Rng } from "./values.ts";
@@ -25,6 +25,10 @@ export interface FuzzCase {
   valid?: boolean;
   /** Same family, so the upstream's stream is relayed byte for byte (contract 9): its events are not parsed. */
   relayed?: boolean;
+  /** The upstream's reply is broken: a success (or a stream that ends normally) would hand it on. */
+  expectFailure?: boolean;
+  /** MODEL_FALLBACKS end at this model, which must be the one that answered. */
+  expectModel?: string;
 }
 
 export interface Context {
@@ -255,4 +259,39 @@ export function generate(seed: number, count: number, endpoints: Endpoint[], ctx
     cases.push({ ...made, id, endpoint: endpoint.name, method, dialect: dialectOf(made.path, extra.headers), headers: extra.headers, body, label, valid: made.valid && !extra.label });
   }
   return cases;
+}
+
+/** Faults a converted stream may survive: unknown events and malformed deltas are skipped, a finish without [DONE] is a finish. */
+const SURVIVABLE: ReadonlySet<string> = new Set<Fault>(["sse-finish-no-done", "sse-wrong-chunk", "sse-garbage-data", "es-unknown-type", "es-wrong-chunk"]);
+/** Converse has no `chunk` events: the Invoke-style chunks, broken or not, are skipped as unknown. */
+const survivable = (model: string, fault: string) => SURVIVABLE.has(fault) || (model.startsWith("meta.") && fault === "es-bad-base64");
+/**
+ * Where FUZZ_FALLBACKS lead a failing model to the mock, which answers. The other chain
+ * (anthropic.fault-error-500-html) stops at gpt-fault-html: an HTML 200 is no retryable failure.
+ */
+const RESCUED: Record<string, string> = { "gpt-fault-reset-before-headers": "mock" };
+
+/**
+ * Every fault model, streamed and not, as a valid request (random input and reply formats): each
+ * must end as a failure in the reply's dialect, or, when fallbacks lead to the mock, as its answer.
+ */
+export function faultSweep(seed: number, apiKey: string, rngOf: (seed: number) => Rng): FuzzCase[] {
+  const { openai, bedrock } = faultModels();
+  const r = rngOf(seed);
+  return [...openai, ...bedrock].flatMap((model, i) => [false, true].map((stream, j): FuzzCase => {
+    const kind = r.pick(chatKinds);
+    const target = chatTarget(r);
+    const reply = target.reply === "any" ? "alpha" : target.reply;
+    const path = target.reply === "any" ? "/v1/chat/completions" : target.path;
+    const body = seedBody(r, kind, model, stream);
+    const fault = model.slice(model.indexOf("fault-") + 6);
+    const rescued = Object.hasOwn(RESCUED, model) ? RESCUED[model] : undefined;
+    const relayed = model.startsWith("gpt-") && kind === "alpha" && reply === "alpha";
+    return {
+      id: i * 2 + j, endpoint: "chat", label: `fault sweep: ${kind} -> ${reply} model=${model} stream=${stream}`, method: "POST", path,
+      headers: [["authorization", `Bearer ${apiKey}`], ["content-type", "application/json"]], body: JSON.stringify(body),
+      dialect: "parley", reply, faulty: true, relayed,
+      expectFailure: !rescued && !(stream && survivable(model, fault)), expectModel: rescued,
+    };
+  }));
 }

@@ -37,8 +37,16 @@ export async function check(c: FuzzCase, response: Response, secrets: string[], 
   const type = response.headers.get("content-type") ?? "";
   if (c.method === "HEAD") return { status, problems, ms };
   if (status >= 400) problems.push(...envelopeProblems(c, text, type));
-  else if (type.includes("text/event-stream")) problems.push(...streamProblems(c.reply, text, c.relayed));
-  else if (type.includes("json")) problems.push(...replyProblems(c.reply, text));
+  if (c.expectModel && response.headers.get("x-parley-model") !== c.expectModel) problems.push(`answered by ${response.headers.get("x-parley-model")}, not the fallback ${c.expectModel}`);
+  if (status >= 400) return { status, problems, ms };
+  if (type.includes("text/event-stream")) {
+    const ending = streamEnding(c.reply, text, c.relayed);
+    problems.push(...ending.problems);
+    if (c.expectFailure && !ending.failed) problems.push("a broken upstream stream passed as complete");
+  } else {
+    if (type.includes("json")) problems.push(...replyProblems(c.reply, text));
+    if (c.expectFailure) problems.push(`a broken upstream reply passed as a ${status}`);
+  }
   return { status, problems, ms };
 }
 
@@ -57,7 +65,9 @@ async function readAll(response: Response, ms: number): Promise<string | undefin
         return undefined;
       }
       if (next.done) return text + decoder.decode();
-      text += decoder.decode(next.value, { stream: true });
+      // In process (app.handle), Elysia's event streams hand on strings; over HTTP they are bytes.
+      const chunk: unknown = next.value;
+      text += typeof chunk === "string" ? chunk : decoder.decode(chunk as Uint8Array, { stream: true });
     }
   } catch (error) {
     // A connection that breaks is an answer that never ended properly.
@@ -119,12 +129,14 @@ function parseSse(text: string, relayed = false): { events: Event[]; problems: s
   return { events, problems };
 }
 
-/** Every stream ends with its dialect's last event or its error event (contract 2, Streaming; 10). */
-export function streamProblems(format: ReplyFormat, text: string, relayed = false): string[] {
-  if (text.includes("<<read failed")) return [`stream broke without an ending: ${text.slice(-120)}`];
+export const streamProblems = (format: ReplyFormat, text: string, relayed = false) => streamEnding(format, text, relayed).problems;
+
+/** Every stream ends with its dialect's last event or its error event (contract 2, Streaming; 10); `failed` when the latter. */
+export function streamEnding(format: ReplyFormat, text: string, relayed = false): { problems: string[]; failed: boolean } {
+  if (text.includes("<<read failed")) return { problems: [`stream broke without an ending: ${text.slice(-120)}`], failed: true };
   const { events, problems } = parseSse(text, relayed);
   const last = events.at(-1);
-  if (!last) return [...problems, "empty stream"];
+  if (!last) return { problems: [...problems, "empty stream"], failed: true };
   const data = last.data as any;
   const isError = (data && typeof data === "object" && "error" in data) || last.event === "error";
   const ended = (() => {
@@ -142,7 +154,7 @@ export function streamProblems(format: ReplyFormat, text: string, relayed = fals
     }
   })();
   if (!ended) problems.push(`${format} stream ended without its last event: ${JSON.stringify(last).slice(0, 120)}`);
-  return problems;
+  return { problems, failed: isError };
 }
 
 /** A 200 JSON reply has the shape its format promises: never an upstream's garbage handed on. */
