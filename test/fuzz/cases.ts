@@ -278,20 +278,21 @@ const RESCUED: Record<string, string> = { "gpt-fault-reset-before-headers": "moc
 export function faultSweep(seed: number, apiKey: string, rngOf: (seed: number) => Rng): FuzzCase[] {
   const { openai, bedrock } = faultModels();
   const r = rngOf(seed);
-  return [...openai, ...bedrock].flatMap((model, i) => [false, true].map((stream, j): FuzzCase => {
-    const kind = r.pick(chatKinds);
-    const target = chatTarget(r);
+  // OpenAI faults twice: relayed byte for byte (OpenAI in and out), and converted.
+  const plans = [...openai.flatMap((model) => [{ model, relay: true }, { model, relay: false }]), ...bedrock.map((model) => ({ model, relay: false }))];
+  return plans.flatMap(({ model, relay }) => [false, true].map((stream): FuzzCase => {
+    const kind = relay ? "alpha" : r.pick(chatKinds);
+    const target = relay ? { path: "/v1/chat/completions", reply: "alpha" as const } : chatTarget(r);
     const reply = target.reply === "any" ? "alpha" : target.reply;
     const path = target.reply === "any" ? "/v1/chat/completions" : target.path;
-    const body = seedBody(r, kind, model, stream);
     const fault = model.slice(model.indexOf("fault-") + 6);
     const rescued = Object.hasOwn(RESCUED, model) ? RESCUED[model] : undefined;
     const relayed = model.startsWith("gpt-") && kind === "alpha" && reply === "alpha";
     return {
-      id: i * 2 + j, endpoint: "chat", label: `fault sweep: ${kind} -> ${reply} model=${model} stream=${stream}`, method: "POST", path,
-      headers: [["authorization", `Bearer ${apiKey}`], ["content-type", "application/json"]], body: JSON.stringify(body),
+      id: 0, endpoint: "chat", label: `fault sweep: ${kind} -> ${reply} model=${model} stream=${stream}`, method: "POST", path,
+      headers: [["authorization", `Bearer ${apiKey}`], ["content-type", "application/json"]], body: JSON.stringify(seedBody(r, kind, model, stream)),
       dialect: "parley", reply, faulty: true, relayed,
       expectFailure: !rescued && !(stream && survivable(model, fault)), expectModel: rescued,
     };
-  }));
+  })).map((c, id) => ({ ...c, id }));
 }

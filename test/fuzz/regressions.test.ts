@@ -66,3 +66,19 @@ describe("prototype names in the model settings", () => {
     expect((await ask("constructor")).status).toBe(503);
   });
 });
+
+describe("a relayed OpenAI stream that stops in the middle of a line", () => {
+  test("gets its error event on a line of its own, so SSE clients see it", async () => {
+    const upstream = await startFaultyUpstream();
+    try {
+      const { json } = testApp({ ...fuzzEnv(mkdtempSync(join(tmpdir(), "parley-fuzz-"))), ALPHA_BASE_URL: upstream.openaiUrl, BETA_ENDPOINT_URL: upstream.bedrockUrl });
+      for (const model of ["gpt-fault-sse-html", "gpt-fault-garbage"]) {
+        const reply = await json("/v1/chat/completions", { model, stream: true, messages: [{ role: "user", content: "hi" }] }, { headers: { authorization: `Bearer ${SECRETS.API_KEY}` } });
+        const text = await reply.text();
+        expect(text).toMatch(/\n\ndata: \{"error":\{[^\n]*\}\}\n\n$/);
+      }
+    } finally {
+      upstream.stop();
+    }
+  });
+});

@@ -1,5 +1,5 @@
 import type { FuzzCase } from "./cases.ts";
-import { check } from "./check.ts";
+import { check, type Outcome } from "./check.ts";
 
 /** Sends a request to the server under test: `app.handle` in process, or fetch to a real one. */
 export type Send = (request: Request) => Promise<Response>;
@@ -18,6 +18,7 @@ export interface RunReport {
   /** Cases whose route this build does not have (native endpoints not yet merged). */
   skipped: number;
   slowestMs: number;
+  notes: Map<string, number>;
 }
 
 export interface RunOptions {
@@ -39,7 +40,7 @@ export function toRequest(base: string, c: FuzzCase): Request {
 }
 
 export async function runCases(cases: FuzzCase[], options: RunOptions): Promise<RunReport> {
-  const report: RunReport = { sent: 0, byStatus: new Map(), byEndpoint: new Map(), failures: [], skipped: 0, slowestMs: 0 };
+  const report: RunReport = { sent: 0, byStatus: new Map(), byEndpoint: new Map(), failures: [], skipped: 0, slowestMs: 0, notes: new Map() };
   let next = 0;
   const worker = async () => {
     while (next < cases.length) {
@@ -53,6 +54,7 @@ export async function runCases(cases: FuzzCase[], options: RunOptions): Promise<
       report.byStatus.set(outcome.status, (report.byStatus.get(outcome.status) ?? 0) + 1);
       report.byEndpoint.set(c.endpoint, (report.byEndpoint.get(c.endpoint) ?? 0) + 1);
       report.slowestMs = Math.max(report.slowestMs, outcome.ms);
+      for (const note of outcome.notes ?? []) report.notes.set(note, (report.notes.get(note) ?? 0) + 1);
       if (outcome.problems.length) report.failures.push({ case: c, status: outcome.status, problems: outcome.problems });
     }
   };
@@ -60,7 +62,7 @@ export async function runCases(cases: FuzzCase[], options: RunOptions): Promise<
   return report;
 }
 
-async function one(c: FuzzCase, options: RunOptions) {
+async function one(c: FuzzCase, options: RunOptions): Promise<Outcome> {
   const started = performance.now();
   let timer: Timer | undefined;
   const late = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), options.timeoutMs)));
@@ -106,5 +108,6 @@ export function describeFailure(f: Failure): string {
 export function summary(report: RunReport): string {
   const statuses = [...report.byStatus].sort(([a], [b]) => a - b).map(([s, n]) => `${s}:${n}`).join(" ");
   const endpoints = [...report.byEndpoint].sort(([a], [b]) => a.localeCompare(b)).map(([e, n]) => `${e}:${n}`).join(" ");
-  return `${report.sent} requests (${report.skipped} skipped: route missing), ${report.failures.length} failing; statuses ${statuses}; endpoints ${endpoints}; slowest ${report.slowestMs.toFixed(0)} ms`;
+  const notes = [...report.notes].map(([note, n]) => `${note}: ${n}`).join("; ");
+  return `${report.sent} requests (${report.skipped} skipped: route missing), ${report.failures.length} failing; statuses ${statuses}; endpoints ${endpoints}; slowest ${report.slowestMs.toFixed(0)} ms${notes ? `; notes: ${notes}` : ""}`;
 }
