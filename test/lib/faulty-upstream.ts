@@ -41,6 +41,8 @@ interface Call {
   family: "openai" | "anthropic" | "titan" | "converse";
   stream: boolean;
   fault: Fault;
+  /** `…fault-wrong-shape-3`: which of a fault's variants. */
+  variant: number;
   model: string;
   authorization: string;
 }
@@ -122,17 +124,18 @@ function describe(path: string, body: string, authorization: string): Call {
   if (bedrock) {
     const model = decodeURIComponent(bedrock[1]!);
     const family = /(^|[./])anthropic\./.test(model) ? "anthropic" : /(^|[./])amazon\.titan-text-/.test(model) ? "titan" : "converse";
-    return { style: "bedrock", family, stream: bedrock[2]!.endsWith("stream"), fault: faultOf(model), model, authorization };
+    return { style: "bedrock", family, stream: bedrock[2]!.endsWith("stream"), fault: faultOf(model), variant: variantOf(model), model, authorization };
   }
   let parsed: { model?: unknown; stream?: unknown } = {};
   try {
     parsed = JSON.parse(body) ?? {};
   } catch {}
   const model = typeof parsed.model === "string" ? parsed.model : "";
-  return { style: "openai", family: "openai", stream: parsed.stream === true, fault: faultOf(model), model, authorization };
+  return { style: "openai", family: "openai", stream: parsed.stream === true, fault: faultOf(model), variant: variantOf(model), model, authorization };
 }
 
-const faultOf = (model: string) => (/fault-([a-z0-9-]+)$/.exec(model)?.[1] ?? "ok") as Fault;
+const faultOf = (model: string) => (/fault-([a-z0-9-]+?)(-\d+)?$/.exec(model)?.[1] ?? "ok") as Fault;
+const variantOf = (model: string) => Number(/fault-[a-z0-9-]+?-(\d+)$/.exec(model)?.[1] ?? 0);
 
 // ---- answers ----
 
@@ -197,7 +200,7 @@ async function answer(socket: Socket, call: Call) {
     case "null":
       return sendWhole(socket, 200, JSON_TYPE, "null");
     case "wrong-shape":
-      return sendWhole(socket, 200, JSON_TYPE, JSON.stringify(WRONG_SHAPES[Math.floor(Math.random() * WRONG_SHAPES.length)]));
+      return sendWhole(socket, 200, JSON_TYPE, JSON.stringify(WRONG_SHAPES[call.variant % WRONG_SHAPES.length]));
     case "truncated-json":
       return sendWhole(socket, 200, JSON_TYPE, good.json.slice(0, Math.floor(good.json.length / 2)));
     case "empty":
