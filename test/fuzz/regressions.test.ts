@@ -35,7 +35,7 @@ describe("a Bedrock stream whose body is no event stream (HTML, null, JSON)", ()
 
   test("is a 503 naming it (the first event already fails), without allocating the 1-2 GiB its first bytes claim", async () => {
     const before = process.memoryUsage().rss;
-    const models = ["anthropic.fault-html", "amazon.titan-text-fault-null", "meta.fault-wrong-shape", "anthropic.fault-truncated-json"];
+    const models = ["anthropic.fault-html", "amazon.titan-text-fault-null", "meta.fault-wrong-shape-4", "anthropic.fault-truncated-json"];
     const replies = await Promise.all(models.map((model) =>
       app.json("/v1/chat/completions", { model, stream: true, messages: [{ role: "user", content: "hi" }] }, { headers: { authorization: `Bearer ${SECRETS.API_KEY}` } })));
     const growth = (process.memoryUsage().rss - before) / 2 ** 20;
