@@ -34,13 +34,33 @@ export function extractText(bytes: Uint8Array, contentType: string, complete: bo
   }
 }
 
+/**
+ * Indentation costs two spaces a level on every line: past this depth it would outgrow the text
+ * many times over (10,000 levels of `[` became 200 million characters), so deeper JSON stays compact.
+ */
+const MAX_PRETTY_DEPTH = 16;
+
 function prettyJson(text: string, complete: boolean): string {
+  let value: unknown;
   try {
-    return JSON.stringify(JSON.parse(text), null, 2);
+    value = JSON.parse(text);
   } catch {
     const why = complete ? "it is not valid JSON" : "only its beginning was read";
     return `[Shown as text: ${why}.]\n${text}`;
   }
+  return JSON.stringify(value, null, deeperThan(value, MAX_PRETTY_DEPTH) ? undefined : 2);
+}
+
+/** Whether `value` nests objects or arrays more than `limit` levels deep; iterative, so any depth is fine. */
+function deeperThan(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length) {
+    const [node, depth] = stack.pop()!;
+    if (typeof node !== "object" || node === null) continue;
+    if (depth > limit) return true;
+    for (const child of Object.values(node)) stack.push([child, depth + 1]);
+  }
+  return false;
 }
 
 function csvTable(text: string): string {

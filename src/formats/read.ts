@@ -84,4 +84,5 @@ export function parseArguments(text: string, where: string): Record<string, unkn
 
 /** Tolerant readers for upstream JSON: the value when it has the type, else undefined. */
 export const stringOr = (value: unknown) => (typeof value === "string" ? value : undefined);
-export const numberOr = (value: unknown) => (typeof value === "number" && Number.isFinite(value) ? value : undefined);
+/** A count or a time (tokens, seconds): a finite number, never negative. */
+export const numberOr = (value: unknown) => (typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : undefined);

@@ -47,7 +47,9 @@ export function guardStream(
   const named = ending.names && lastEventName();
   const fail = (controller: ReadableStreamDefaultController<Uint8Array>, error: GatewayError) => {
     onBreak(error);
-    controller.enqueue(new TextEncoder().encode(sseText(ending.error(error))));
+    // The upstream may have stopped mid-line or mid-event: a blank line first ends whatever it left
+    // open, so the error is an event of its own (after a complete event, SSE parsers skip it).
+    controller.enqueue(new TextEncoder().encode(`\n\n${sseText(ending.error(error))}`));
     controller.close();
   };
   return new ReadableStream<Uint8Array>({

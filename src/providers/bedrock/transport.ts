@@ -1,9 +1,10 @@
-import { EventStreamCodec, getChunkedStream } from "@smithy/core/event-streams";
+import { EventStreamCodec } from "@smithy/core/event-streams";
 import type { Config } from "../../config.ts";
 import type { GatewayError } from "../../errors.ts";
 import { isObject } from "../../formats/read.ts";
 import { badShape, fetchFailed, fromUpstreamStatus, parseUpstreamJson, readUpstreamJson, type Upstream } from "../upstream-errors.ts";
 import { bedrockAuth, CREDENTIALS } from "./auth.ts";
+import { frames } from "./frames.ts";
 
 export type Action = "invoke" | "invoke-with-response-stream" | "converse" | "converse-stream" | "count-tokens";
 
@@ -51,7 +52,7 @@ const utf8 = new TextDecoder();
 /** The frames of a Bedrock event stream, decoded and checksummed; an exception frame throws. */
 async function* events(up: Upstream, response: Response): AsyncGenerator<BedrockEvent> {
   try {
-    for await (const frame of getChunkedStream(response.body as unknown as AsyncIterable<Uint8Array>)) {
+    for await (const frame of frames(up, response.body as unknown as AsyncIterable<Uint8Array>)) {
       const { headers, body } = decodeFrame(up, frame);
       const kind = headers[":message-type"]?.value;
       const payload = parseUpstreamJson(up, utf8.decode(body));

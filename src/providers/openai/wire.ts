@@ -83,6 +83,8 @@ export function decodeReply(body: unknown, up: Upstream): ChatReply {
   const bad = (what: string) => badShape(up, what, JSON.stringify(body));
   if (!isObject(body) || !Array.isArray(body.choices) || !isObject(body.choices[0])) throw bad("no choices in the completion");
   const choice = body.choices[0];
+  // No message is an answer only when the upstream says why it stopped (a content filter, say).
+  if ((choice.message === undefined || choice.message === null) && typeof choice.finish_reason !== "string") throw bad("choices[0] has no message and no finish_reason");
   const message = choice.message ?? {};
   if (!isObject(message)) throw bad("choices[0].message is not an object");
   const content: Part[] = [];
