@@ -37,8 +37,8 @@ export function faultModels(): { openai: string[]; bedrock: string[] } {
 
 interface Call {
   style: "openai" | "bedrock";
-  /** anthropic | titan | converse for Bedrock; openai for OpenAI. */
-  family: "openai" | "anthropic" | "titan" | "converse";
+  /** anthropic | titan | converse for Bedrock; openai (chat completions) or responses for OpenAI. */
+  family: "openai" | "responses" | "anthropic" | "titan" | "converse";
   stream: boolean;
   fault: Fault;
   /** `…fault-wrong-shape-3`: which of a fault's variants. */
@@ -131,7 +131,8 @@ function describe(path: string, body: string, authorization: string): Call {
     parsed = JSON.parse(body) ?? {};
   } catch {}
   const model = typeof parsed.model === "string" ? parsed.model : "";
-  return { style: "openai", family: "openai", stream: parsed.stream === true, fault: faultOf(model), variant: variantOf(model), model, authorization };
+  const family = path.endsWith("/responses") ? "responses" : "openai";
+  return { style: "openai", family, stream: parsed.stream === true, fault: faultOf(model), variant: variantOf(model), model, authorization };
 }
 
 const faultOf = (model: string) => (/fault-([a-z0-9-]+?)(-\d+)?$/.exec(model)?.[1] ?? "ok") as Fault;
@@ -245,6 +246,14 @@ function goodReply(call: Call): { json: string; pieces: Part[] } {
       const chunk = (delta: object, finish: string | null = null) => `data: ${JSON.stringify({ id: "chatcmpl-f", object: "chat.completion.chunk", created: 1, model: call.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
       const json = JSON.stringify({ id: "chatcmpl-f", object: "chat.completion", created: 1, model: call.model, choices: [{ index: 0, message: { role: "assistant", content: "fine" }, finish_reason: "stop" }], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } });
       return { json, pieces: [chunk({ role: "assistant", content: "" }), chunk({ content: "fi" }), chunk({ content: "ne" }), chunk({}, "stop"), "data: [DONE]\n\n"] };
+    }
+    case "responses": {
+      const response = (status: string) => ({ id: "resp_f", object: "response", created_at: 1, status, model: call.model, output: status === "completed" ? [{ id: "msg_f", type: "message", status: "completed", role: "assistant", content: [{ type: "output_text", text: "fine", annotations: [] }] }] : [], usage: status === "completed" ? { input_tokens: 3, output_tokens: 1, total_tokens: 4 } : null });
+      const event = (type: string, n: number, extra: object) => `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: n, ...extra })}\n\n`;
+      return {
+        json: JSON.stringify(response("completed")),
+        pieces: [event("response.created", 0, { response: response("in_progress") }), event("response.output_text.delta", 1, { item_id: "msg_f", output_index: 0, content_index: 0, delta: "fine" }), event("response.completed", 2, { response: response("completed") })],
+      };
     }
     case "anthropic":
       return { json: JSON.stringify(anthropicReply()), pieces: anthropicEvents().map(chunkFrame) };
