@@ -19,7 +19,11 @@ import { chatRoutes } from "./routes/chat.ts";
 import { docsRoutes } from "./routes/docs.ts";
 import { filesRoutes } from "./routes/files.ts";
 import { healthRoutes } from "./routes/health.ts";
+import { metricsRoutes } from "./routes/metrics.ts";
 import { modelRoutes } from "./routes/models.ts";
+import { usageRoutes } from "./routes/usage.ts";
+import { createUsageService } from "../usage/service.ts";
+import { COST_HEADER } from "../usage/track.ts";
 
 export interface AppOptions {
   config: Config;
@@ -28,16 +32,18 @@ export interface AppOptions {
   accessLog?: (entry: AccessEntry) => void;
 }
 
-const EXPOSED = [REQUEST_ID, "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "retry-after"];
+const EXPOSED = [REQUEST_ID, "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "retry-after", COST_HEADER];
 
 export function createApp({ config, log, accessLog }: AppOptions) {
   const db = lazy(() => openDatabase(config.dataDir));
   const redis = config.redisUrl
-    ? connectRedis(config.redisUrl, log, config.rateLimitOnRedisError === "open" ? "rate limits are not enforced" : "requests are refused (503)")
+    ? connectRedis(config.redisUrl, log, config.rateLimitOnRedisError === "open" ? "rate limits and budgets are not enforced" : "requests are refused (503)")
     : undefined;
+  const usage = createUsageService(config, db, redis, log);
   const guard: Guard = {
     identify: createKeyring(config),
     ...(config.rateLimitRpm > 0 ? { limit: createLimiter(config, db, redis) } : {}),
+    usage,
   };
   const files = lazyFiles(config, log, db);
   const attachFiles = async (request: Parameters<Files["attachTo"]>[0]) => (await files.files()).attachTo(request);
@@ -53,8 +59,11 @@ export function createApp({ config, log, accessLog }: AppOptions) {
     .use(healthRoutes(config, redis?.status))
     .use(modelRoutes(config, guard))
     .use(chatRoutes(chat, guard))
-    .use(filesRoutes(config, files, guard));
-  app.onStop(() => {
+    .use(filesRoutes(config, files, guard))
+    .use(usageRoutes(usage, guard))
+    .use(usage.metrics ? metricsRoutes(usage.metrics, guard) : new Elysia({ name: "parley/metrics-off" }));
+  app.onStop(async () => {
+    await usage.close();
     redis?.close();
     if (db.opened()) db().close();
   });
