@@ -41,8 +41,8 @@ export function summarize(db: Database, since: number, by: Grouping): UsageSumma
   return { object: "list", since, by, data: data.map((row) => ({ ...row, cost_usd: row.cost_usd === null ? null : round(row.cost_usd) })) };
 }
 
-/** Micro-dollar precision: sums of floats otherwise print as 0.30000000000000004. */
-const round = (usd: number) => Math.round(usd * 1e6) / 1e6;
+/** Ten decimals: sums of floats otherwise print as 0.30000000000000004. */
+const round = (usd: number) => Number(usd.toFixed(10));
 
 /**
  * `7d`, `12h`, `30m`, a date (`2026-01-31`, UTC midnight) or Unix seconds, as Unix seconds;

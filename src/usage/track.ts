@@ -63,7 +63,7 @@ export function trackUsage(service: UsageService | undefined, { set, request, pr
     const model = answer?.model ?? observed?.model ?? null;
     const tokens = done?.usage && billed(done.usage, provider);
     const cost = tokens ? costOf(service.prices(model ?? "") ?? service.prices(observed?.model ?? ""), tokens) : null;
-    if (answer && !stream && cost !== null) answer.headers[COST_HEADER] = String(Math.round(cost * 1e6) / 1e6);
+    if (answer && !stream && cost !== null) answer.headers[COST_HEADER] = String(Number(cost.toFixed(10)));
     if (tokens && principal.budget) service.budgets?.spend(principal.label, principal.budget, tokens.input + tokens.output + tokens.cacheRead + tokens.cacheWrite, cost);
     metrics(status, provider ?? "-", model ?? "-", tokens, cost, stream);
     if (!observed || !service.recorder) return;
