@@ -57,8 +57,10 @@ export function createBudgets(store: BudgetStore, onError: OnRedisError = "open"
 
   async function flush(): Promise<void> {
     timer = undefined;
-    for (const [counter, amount] of pending) {
-      pending.delete(counter);
+    // A snapshot: a failed add puts its amount back, which must wait for the next flush.
+    const due = [...pending];
+    pending.clear();
+    for (const [counter, amount] of due) {
       try {
         const total = await store.add(counter, amount);
         const entry = known.get(counter);
