@@ -38,18 +38,29 @@ function number(value: number): string {
   return Number.isInteger(value) ? String(value) : String(Math.round(value * 1e9) / 1e9);
 }
 
+/** One label set's number; callers that count the same series often keep the cell. */
+export interface Cell {
+  value: number;
+}
+
 export class Counter implements Family {
   readonly type: "counter" | "gauge" = "counter";
-  private readonly values = new Map<string, number>();
+  private readonly cells = new Map<string, Cell>();
   constructor(readonly name: string, readonly help: string, readonly labels: readonly string[]) {}
 
+  cell(values: Labels): Cell {
+    const key = seriesKey(values, this.cells.size, (k) => this.cells.has(k));
+    let cell = this.cells.get(key);
+    if (!cell) this.cells.set(key, (cell = { value: 0 }));
+    return cell;
+  }
+
   inc(values: Labels, by = 1): void {
-    const key = seriesKey(values, this.values.size, (k) => this.values.has(k));
-    this.values.set(key, (this.values.get(key) ?? 0) + by);
+    this.cell(values).value += by;
   }
 
   render(lines: string[]): void {
-    for (const [key, value] of this.values) lines.push(`${this.name}${labelText(this.labels, key)} ${number(value)}`);
+    for (const [key, { value }] of this.cells) lines.push(`${this.name}${labelText(this.labels, key)} ${number(value)}`);
   }
 }
 
@@ -57,20 +68,38 @@ export class Gauge extends Counter {
   override readonly type = "gauge" as const;
 }
 
+export interface HistogramSeries {
+  observe(value: number): void;
+}
+
 export class Histogram implements Family {
   readonly type = "histogram" as const;
   private readonly series = new Map<string, { counts: number[]; sum: number; count: number }>();
   constructor(readonly name: string, readonly help: string, readonly labels: readonly string[], private readonly buckets: readonly number[]) {}
 
-  observe(values: Labels, value: number): void {
+  cell(values: Labels): HistogramSeries {
     const key = seriesKey(values, this.series.size, (k) => this.series.has(k));
     let entry = this.series.get(key);
     if (!entry) this.series.set(key, (entry = { counts: this.buckets.map(() => 0), sum: 0, count: 0 }));
-    // Counted in the first bucket it fits; rendering makes the counts cumulative.
-    const at = this.buckets.findIndex((bound) => value <= bound);
-    if (at >= 0) entry.counts[at]!++;
-    entry.sum += value;
-    entry.count++;
+    const { buckets } = this;
+    const series = entry;
+    return {
+      observe(value: number) {
+        // Counted in the first bucket it fits; rendering makes the counts cumulative.
+        for (let i = 0; i < buckets.length; i++) {
+          if (value <= buckets[i]!) {
+            series.counts[i]!++;
+            break;
+          }
+        }
+        series.sum += value;
+        series.count++;
+      },
+    };
+  }
+
+  observe(values: Labels, value: number): void {
+    this.cell(values).observe(value);
   }
 
   render(lines: string[]): void {
@@ -85,6 +114,19 @@ export class Histogram implements Family {
       lines.push(`${this.name}_count${labelText(this.labels, key)} ${count}`);
     }
   }
+}
+
+/** The cells one kind of completion (endpoint, status, provider, model) counts into. */
+export interface AnswerCells {
+  requests: Cell;
+  input: Cell;
+  output: Cell;
+  cacheRead: Cell;
+  cacheWrite: Cell;
+  cost: Cell;
+  retries: Cell;
+  firstByte: HistogramSeries;
+  added: HistogramSeries;
 }
 
 /** parley's metrics; `render` is the text a Prometheus scrape gets. */
@@ -105,8 +147,34 @@ export function createMetrics() {
   const streams = new Gauge("parley_streams_in_flight", "Streamed completions being sent right now.", ["endpoint"]);
   const families: Family[] = [requests, addedLatency, upstreamFirstByte, tokens, cost, retries, rejected, streams];
 
+  // endpoint -> status -> provider -> model -> cells, so that a completion builds no label key.
+  const answers = new Map<string, Map<number, Map<string, Map<string, AnswerCells>>>>();
+  let cached = 0;
+  const cellsFor = (endpoint: string, status: number, provider: string, model: string): AnswerCells => ({
+    requests: requests.cell([endpoint, String(status), provider, model]),
+    input: tokens.cell([provider, model, "input"]),
+    output: tokens.cell([provider, model, "output"]),
+    cacheRead: tokens.cell([provider, model, "cache_read"]),
+    cacheWrite: tokens.cell([provider, model, "cache_write"]),
+    cost: cost.cell([model]),
+    retries: retries.cell([provider]),
+    firstByte: upstreamFirstByte.cell([provider]),
+    added: addedLatency.cell([endpoint]),
+  });
+
   return {
     requests, addedLatency, upstreamFirstByte, tokens, cost, retries, rejected, streams,
+    answer(endpoint: string, status: number, provider: string, model: string): AnswerCells {
+      const byStatus = answers.get(endpoint) ?? answers.set(endpoint, new Map()).get(endpoint)!;
+      const byProvider = byStatus.get(status) ?? byStatus.set(status, new Map()).get(status)!;
+      const byModel = byProvider.get(provider) ?? byProvider.set(provider, new Map()).get(provider)!;
+      const found = byModel.get(model);
+      if (found) return found;
+      const cells = cellsFor(endpoint, status, provider, model);
+      // Model ids come from clients: past this many, cells are looked up each time (and fold into "_other").
+      if (cached++ < MAX_SERIES) byModel.set(model, cells);
+      return cells;
+    },
     render(): string {
       const lines: string[] = [];
       for (const family of families) {

@@ -30,6 +30,9 @@ const COLUMNS = [
   "cache_write_tokens", "cost_usd", "status", "outcome", "latency_ms", "ttft_ms", "attempts", "tag",
 ] as const satisfies readonly (keyof UsageRecord)[];
 
+const values = (record: UsageRecord) => COLUMNS.map((column) => record[column]);
+
+const ROWS_PER_INSERT = 64;
 const FLUSH_EVERY_MS = 1000;
 const FLUSH_AT = 512;
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -55,9 +58,15 @@ export function createRecorder(database: () => Database, retentionDays: number, 
 
   function prepare(db: Database) {
     createUsageTable(db);
-    const statement = db.query(`INSERT INTO usage (${COLUMNS.join(", ")}) VALUES (${COLUMNS.map((c) => `$${c}`).join(", ")})`);
+    const row = `(${COLUMNS.map(() => "?").join(", ")})`;
+    const insert = (rows: number) => db.query(`INSERT INTO usage (${COLUMNS.join(", ")}) VALUES ${Array(rows).fill(row).join(", ")}`);
+    // Many rows per statement: a statement run per row cost more than the rest of the record.
+    const many = insert(ROWS_PER_INSERT);
+    const one = insert(1);
     return db.transaction((rows: UsageRecord[]) => {
-      for (const row of rows) statement.run(row as never);
+      let at = 0;
+      for (; at + ROWS_PER_INSERT <= rows.length; at += ROWS_PER_INSERT) many.run(...rows.slice(at, at + ROWS_PER_INSERT).flatMap(values));
+      for (; at < rows.length; at++) one.run(...values(rows[at]!));
     });
   }
 

@@ -58,12 +58,12 @@ export function trackUsage(service: UsageService | undefined, { set, request, pr
     if (!service || finished) return;
     finished = true;
     const stream = answer?.stream ?? false;
-    const outcome: UsageRecord["outcome"] = status !== 200 ? "error" : done?.ok === false ? (broken ? "broken" : "cancelled") : "ok";
+    const outcome: UsageRecord["outcome"] = status === 499 ? "cancelled" : status !== 200 ? "error" : done?.ok === false ? (broken ? "broken" : "cancelled") : "ok";
     const provider = observed?.provider ?? null;
     const model = answer?.model ?? observed?.model ?? null;
     const tokens = done?.usage && billed(done.usage, provider);
     const cost = tokens ? costOf(service.prices(model ?? "") ?? service.prices(observed?.model ?? ""), tokens) : null;
-    if (answer && !stream && cost !== null) answer.headers[COST_HEADER] = String(Number(cost.toFixed(10)));
+    if (answer && !stream && cost !== null) answer.headers[COST_HEADER] = String(Math.round(cost * 1e10) / 1e10);
     if (tokens && principal.budget) service.budgets?.spend(principal.label, principal.budget, tokens.input + tokens.output + tokens.cacheRead + tokens.cacheWrite, cost);
     metrics(status, provider ?? "-", model ?? "-", tokens, cost, stream);
     if (!observed || !service.recorder) return;
@@ -79,20 +79,21 @@ export function trackUsage(service: UsageService | undefined, { set, request, pr
   function metrics(status: number, provider: string, model: string, tokens: Tokens | undefined, cost: number | null, stream: boolean) {
     const m = service?.metrics;
     if (!m) return;
-    m.requests.inc([endpoint, String(status), provider, model]);
+    const cells = m.answer(endpoint, status, provider, model);
+    cells.requests.value++;
     if (stream) m.streams.inc([endpoint], -1);
     if (tokens) {
-      m.tokens.inc([provider, model, "input"], tokens.input);
-      m.tokens.inc([provider, model, "output"], tokens.output);
-      if (tokens.cacheRead) m.tokens.inc([provider, model, "cache_read"], tokens.cacheRead);
-      if (tokens.cacheWrite) m.tokens.inc([provider, model, "cache_write"], tokens.cacheWrite);
+      cells.input.value += tokens.input;
+      cells.output.value += tokens.output;
+      cells.cacheRead.value += tokens.cacheRead;
+      cells.cacheWrite.value += tokens.cacheWrite;
     }
-    if (cost) m.cost.inc([model], cost);
+    if (cost) cells.cost.value += cost;
     if (!observed) return;
-    if (observed.attempts > 1) m.retries.inc([provider], observed.attempts - 1);
+    if (observed.attempts > 1) cells.retries.value += observed.attempts - 1;
     if (observed.upstream_ms !== undefined) {
-      m.upstreamFirstByte.observe([provider], observed.upstream_ms / 1000);
-      m.addedLatency.observe([endpoint], Math.max(0, observed.at - start - observed.upstream_ms) / 1000);
+      cells.firstByte.observe(observed.upstream_ms / 1000);
+      cells.added.observe(Math.max(0, observed.at - start - observed.upstream_ms) / 1000);
     }
   }
 
@@ -106,9 +107,10 @@ export function trackUsage(service: UsageService | undefined, { set, request, pr
       if (!stream || done) finish(200);
       return outcome;
     },
-    /** The call failed: recorded with the error's status, and the error goes on. */
+    /** The call failed: recorded with the error's status (499: the client left), and the error goes on. */
     failed(error: unknown): never {
-      finish(typeof (error as { status?: unknown }).status === "number" ? (error as { status: number }).status : 500);
+      const status = (error as { status?: unknown }).status;
+      finish(request.signal.aborted ? 499 : typeof status === "number" ? status : 500);
       throw error;
     },
   };
