@@ -37,7 +37,7 @@ const EXPOSED = [REQUEST_ID, "x-ratelimit-limit", "x-ratelimit-remaining", "x-ra
 export function createApp({ config, log, accessLog }: AppOptions) {
   const db = lazy(() => openDatabase(config.dataDir));
   const redis = config.redisUrl
-    ? connectRedis(config.redisUrl, log, config.rateLimitOnRedisError === "open" ? "rate limits and budgets are not enforced" : "requests are refused (503)")
+    ? connectRedis(config.redisUrl, log, config.rateLimitOnRedisError === "open" ? `rate limits${config.apiKeys.some((k) => k.budget) ? " and budgets" : ""} are not enforced` : "requests are refused (503)")
     : undefined;
   const usage = createUsageService(config, db, redis, log);
   const guard: Guard = {
