@@ -11,6 +11,7 @@ const main = defineCommand({
     config: () => import("./config.ts").then((m) => m.default),
     chat: () => import("./chat.ts").then((m) => m.default),
     models: () => import("./models.ts").then((m) => m.default),
+    usage: () => import("./usage-report.ts").then((m) => m.default),
   },
 });
 

@@ -22,9 +22,13 @@ import { docsRoutes } from "./routes/docs.ts";
 import { filesRoutes } from "./routes/files.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { messagesRoutes } from "./routes/messages.ts";
+import { metricsRoutes } from "./routes/metrics.ts";
 import { modelRoutes } from "./routes/models.ts";
 import { responsesRoutes } from "./routes/responses.ts";
 import { rootRoutes } from "./routes/root.ts";
+import { usageRoutes } from "./routes/usage.ts";
+import { createUsageService } from "../usage/service.ts";
+import { COST_HEADER } from "../usage/track.ts";
 
 export interface AppOptions {
   config: Config;
@@ -33,16 +37,18 @@ export interface AppOptions {
   accessLog?: (entry: AccessEntry) => void;
 }
 
-const EXPOSED = [REQUEST_ID, "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "retry-after"];
+const EXPOSED = [REQUEST_ID, "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "retry-after", COST_HEADER];
 
 export function createApp({ config, log, accessLog }: AppOptions) {
   const db = lazy(() => openDatabase(config.dataDir));
   const redis = config.redisUrl
-    ? connectRedis(config.redisUrl, log, config.rateLimitOnRedisError === "open" ? "rate limits are not enforced" : "requests are refused (503)")
+    ? connectRedis(config.redisUrl, log, config.rateLimitOnRedisError === "open" ? `rate limits${config.apiKeys.some((k) => k.budget) ? " and budgets" : ""} are not enforced` : "requests are refused (503)")
     : undefined;
+  const usage = createUsageService(config, db, redis, log);
   const guard: Guard = {
     identify: createKeyring(config),
     ...(config.rateLimitRpm > 0 ? { limit: createLimiter(config, db, redis) } : {}),
+    usage,
   };
   const files = lazyFiles(config, log, db);
   const attachFiles = async (request: Parameters<Files["attachTo"]>[0]) => (await files.files()).attachTo(request);
@@ -65,9 +71,12 @@ export function createApp({ config, log, accessLog }: AppOptions) {
     .use(responsesRoutes(chat, guard))
     .use(messagesRoutes(chat, guard, createTokenCounter(config, providers, router)))
     .use(rootRoutes())
-    .use(filesRoutes(config, files, guard));
-  app.onStop(() => {
+    .use(filesRoutes(config, files, guard))
+    .use(usageRoutes(usage, guard))
+    .use(usage.metrics ? metricsRoutes(usage.metrics, guard) : new Elysia({ name: "parley/metrics-off" }));
+  app.onStop(async () => {
     discovery.stop();
+    await usage.close();
     redis?.close();
     if (db.opened()) db().close();
   });

@@ -1,25 +1,30 @@
 import { timingSafeEqual } from "node:crypto";
 import { Elysia } from "elysia";
-import { SCOPES, type Config, type Scope } from "../config.ts";
+import { SCOPES, type Budget, type Config, type KeyEntry, type Scope } from "../config.ts";
 import { GatewayError } from "../errors.ts";
+import type { UsageService } from "../usage/service.ts";
 import type { RateLimiter } from "./rate-limit.ts";
 
 export interface Principal {
-  /** A short, non-secret label for logs and rate-limit buckets. */
-  id: string;
+  /** The key's non-secret label (contract 12), for usage records, budgets and rate-limit buckets. */
+  label: string;
   scopes: ReadonlySet<Scope>;
+  budget?: Budget;
 }
 
 const digest = (value: string) => Bun.SHA256.hash(value) as Uint8Array;
 
+/** `main` for API_KEY, an API_KEYS entry's name, else `key-` and the first 8 hex digits of its SHA-256. */
+export const labelOf = (entry: Pick<KeyEntry, "key" | "name">) => entry.name ?? `key-${Buffer.from(digest(entry.key)).toString("hex").slice(0, 8)}`;
+
 /** Key -> principal. Every key is compared, in constant time, so timing tells nothing. */
 export function createKeyring(config: Pick<Config, "apiKey" | "apiKeys">) {
   const keys = [
-    ...(config.apiKey ? [{ key: config.apiKey, scopes: SCOPES }] : []),
+    ...(config.apiKey ? [{ key: config.apiKey, scopes: [...SCOPES], name: "main" } as KeyEntry] : []),
     ...config.apiKeys,
-  ].map(({ key, scopes }) => ({
-    hash: digest(key),
-    principal: { id: Buffer.from(digest(key)).toString("hex").slice(0, 12), scopes: new Set(scopes) } as Principal,
+  ].map((entry) => ({
+    hash: digest(entry.key),
+    principal: { label: labelOf(entry), scopes: new Set(entry.scopes), ...(entry.budget ? { budget: entry.budget } : {}) } as Principal,
   }));
 
   return function identify(presented: string | undefined): Principal | undefined {
@@ -45,10 +50,15 @@ export interface Guard {
   identify: Keyring;
   /** Absent when RATE_LIMIT_RPM is 0. */
   limit?: RateLimiter;
+  /** Budgets to check, metrics to count refusals in, and what chat routes record into. */
+  usage?: UsageService;
 }
 
-/** `{ scope: "chat" }` on a route makes it need a key with that scope, within the key's rate limit. */
-export function auth({ identify, limit }: Guard) {
+/**
+ * `{ scope: "chat" }` on a route makes it need a key with that scope, within the key's rate limit
+ * and, for chats, within its daily budget.
+ */
+export function auth({ identify, limit, usage }: Guard) {
   return new Elysia({ name: "parley/auth" }).macro({
     scope: (scope: Scope) => ({
       async resolve({ request, set }) {
@@ -57,18 +67,38 @@ export function auth({ identify, limit }: Guard) {
         const principal = identify(key);
         if (!principal) throw unauthenticated("Invalid API key.");
         if (limit) {
-          const rate = await limit(principal.id);
+          const rate = await limit(principal.label);
           set.headers["x-ratelimit-limit"] = String(rate.limit);
           if (rate.remaining !== undefined) set.headers["x-ratelimit-remaining"] = String(rate.remaining);
           set.headers["x-ratelimit-reset"] = String(rate.reset);
-          if (!rate.allowed) throw rateLimited(rate.reset);
+          if (!rate.allowed) {
+            usage?.metrics?.rejected.inc(["rate_limit"]);
+            throw rateLimited(rate.reset);
+          }
         }
         if (!principal.scopes.has(scope)) {
           throw new GatewayError(403, "permission_error", `This key lacks the '${scope}' scope needed here.`);
         }
+        if (scope === "chat" && principal.budget && usage?.budgets) {
+          const over = await usage.budgets.check(principal.label, principal.budget);
+          if (over) {
+            usage.metrics?.rejected.inc(["budget"]);
+            throw overBudget(principal.label, principal.budget, over.used, over.reset);
+          }
+        }
         return { principal };
       },
     }),
+  });
+}
+
+function overBudget(label: string, budget: Budget, used: number, reset: number): GatewayError {
+  const seconds = Math.max(1, reset - Math.floor(Date.now() / 1000));
+  const amount = budget.unit === "usd" ? `$${budget.amount} a day` : `${budget.amount} tokens a day`;
+  const spent = budget.unit === "usd" ? `$${used.toFixed(4)}` : `${used} tokens`;
+  return new GatewayError(429, "rate_limit_error", `Daily budget of key '${label}' (${amount}) is used up (${spent} today); it resets at 00:00 UTC.`, {
+    details: `retry after ${seconds} seconds`,
+    headers: { "retry-after": String(seconds) },
   });
 }
 

@@ -3,8 +3,8 @@ import type { Chat } from "../../chat.ts";
 import { invalidRequest } from "../../errors.ts";
 import { CODECS, detectFormat, formatName } from "../../formats/detect.ts";
 import { isObject } from "../../formats/read.ts";
+import { trackUsage } from "../../usage/track.ts";
 import { auth, type Guard } from "../auth.ts";
-import { note } from "../edge.ts";
 import { reply } from "../reply.ts";
 
 const DESCRIPTION = `One endpoint, three request formats: OpenAI Chat Completions (alpha), Anthropic Messages
@@ -17,16 +17,15 @@ export function chatRoutes(chat: Chat, guard: Guard) {
     .use(auth(guard))
     .post(
       "/v1/chat/completions",
-      async ({ request, query, set }) => {
+      async ({ request, query, set, principal }) => {
+        const usage = trackUsage(guard.usage, { set, request, principal }, "/v1/chat/completions");
         const raw = await request.text();
         const headers = set.headers as Record<string, string>;
         const body = parseJson(raw);
         if (!isObject(body)) throw invalidRequest("The request body must be a JSON object.");
         const input = CODECS[detectFormat(body)];
         const output = query.target_format === undefined ? CODECS.alpha : CODECS[formatName(query.target_format)];
-        const outcome = await chat({
-          input, output, body, raw, signal: request.signal, observe: (info) => note(set, info), onBreak: (broken) => note(set, { broken }),
-        });
+        const outcome = await chat({ input, output, body, raw, signal: request.signal, ...usage.hooks }).then(usage.answered, usage.failed);
         return reply(outcome, headers);
       },
       {

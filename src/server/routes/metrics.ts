@@ -1,0 +1,21 @@
+import { Elysia } from "elysia";
+import type { Metrics } from "../../usage/metrics.ts";
+import { auth, type Guard } from "../auth.ts";
+
+/**
+ * Prometheus text at /metrics, for keys with the `metrics` scope (API_KEY has it; give a scraper
+ * its own `API_KEYS` entry). Not "open on loopback": behind a reverse proxy on the same machine
+ * every request arrives from loopback, so that would open it to the world.
+ */
+export function metricsRoutes(metrics: Metrics, guard: Guard) {
+  return new Elysia({ name: "parley/metrics" })
+    .use(auth(guard))
+    .get(
+      "/metrics",
+      ({ set }) => {
+        set.headers["content-type"] = "text/plain; version=0.0.4; charset=utf-8";
+        return metrics.render();
+      },
+      { scope: "metrics", detail: { summary: "Prometheus metrics", tags: ["usage"] } },
+    );
+}

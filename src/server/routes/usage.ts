@@ -1,0 +1,33 @@
+import { Elysia } from "elysia";
+import { validationError } from "../../errors.ts";
+import type { UsageService } from "../../usage/service.ts";
+import { GROUPINGS, isGrouping, parseSince, SINCE_HELP, summarize } from "../../usage/summary.ts";
+import { auth, type Guard } from "../auth.ts";
+
+/** GET /v1/usage?since=7d&by=model|key|day|tag: what was used, and what it cost (contract 12). */
+export function usageRoutes(service: UsageService, guard: Guard) {
+  return new Elysia({ name: "parley/usage" })
+    .use(auth(guard))
+    .get(
+      "/v1/usage",
+      ({ query }) => {
+        const since = parseSince(query.since ?? "7d");
+        if (since === undefined) throw validationError("since", SINCE_HELP);
+        const by = query.by ?? "model";
+        if (!isGrouping(by)) throw validationError("by", `one of ${GROUPINGS.join(", ")}`);
+        service.recorder?.flush();
+        return summarize(service.database(), since, by);
+      },
+      {
+        scope: "usage",
+        detail: {
+          summary: "Usage and cost, grouped by model, key, day or tag",
+          tags: ["usage"],
+          parameters: [
+            { name: "since", in: "query", required: false, schema: { type: "string", default: "7d" }, description: SINCE_HELP },
+            { name: "by", in: "query", required: false, schema: { type: "string", enum: [...GROUPINGS], default: "model" } },
+          ],
+        },
+      },
+    );
+}

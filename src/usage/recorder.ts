@@ -1,0 +1,108 @@
+import type { Database } from "bun:sqlite";
+import type { Logger } from "../log.ts";
+
+/** One completion, as contract 12 has it. Never content, never the key itself. */
+export interface UsageRecord {
+  /** Unix milliseconds when the request came in. */
+  time: number;
+  endpoint: string;
+  key_label: string;
+  model_requested: string | null;
+  /** The model that answered (after aliases and fallbacks), else the one asked for. */
+  model: string | null;
+  provider: string | null;
+  input_tokens: number | null;
+  output_tokens: number | null;
+  cache_read_tokens: number | null;
+  cache_write_tokens: number | null;
+  cost_usd: number | null;
+  status: number;
+  /** ok, error (no answer), broken (the upstream's stream failed) or cancelled (the client left). */
+  outcome: "ok" | "error" | "broken" | "cancelled";
+  latency_ms: number;
+  ttft_ms: number | null;
+  attempts: number;
+  tag: string | null;
+}
+
+const COLUMNS = [
+  "time", "endpoint", "key_label", "model_requested", "model", "provider", "input_tokens", "output_tokens", "cache_read_tokens",
+  "cache_write_tokens", "cost_usd", "status", "outcome", "latency_ms", "ttft_ms", "attempts", "tag",
+] as const satisfies readonly (keyof UsageRecord)[];
+
+const values = (record: UsageRecord) => COLUMNS.map((column) => record[column]);
+
+const ROWS_PER_INSERT = 64;
+const FLUSH_EVERY_MS = 1000;
+const FLUSH_AT = 512;
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+export function createUsageTable(db: Database): void {
+  db.run(`CREATE TABLE IF NOT EXISTS usage (
+    time INTEGER NOT NULL, endpoint TEXT NOT NULL, key_label TEXT NOT NULL, model_requested TEXT, model TEXT, provider TEXT,
+    input_tokens INTEGER, output_tokens INTEGER, cache_read_tokens INTEGER, cache_write_tokens INTEGER, cost_usd REAL,
+    status INTEGER NOT NULL, outcome TEXT NOT NULL, latency_ms INTEGER NOT NULL, ttft_ms INTEGER, attempts INTEGER NOT NULL, tag TEXT)`);
+  db.run("CREATE INDEX IF NOT EXISTS usage_time ON usage (time)");
+}
+
+/**
+ * Usage records go into a queue and reach SQLite in one transaction a second (or at 512 queued,
+ * or when the app stops), so a request never waits for a write. Records older than the retention
+ * are deleted at the first write and then once a day.
+ */
+export function createRecorder(database: () => Database, retentionDays: number, log: Logger) {
+  let queue: UsageRecord[] = [];
+  let timer: Timer | undefined;
+  let insert: ((rows: UsageRecord[]) => void) | undefined;
+  let prunedAt = 0;
+
+  function prepare(db: Database) {
+    createUsageTable(db);
+    const row = `(${COLUMNS.map(() => "?").join(", ")})`;
+    const insert = (rows: number) => db.query(`INSERT INTO usage (${COLUMNS.join(", ")}) VALUES ${Array(rows).fill(row).join(", ")}`);
+    // Many rows per statement: a statement run per row cost more than the rest of the record.
+    const many = insert(ROWS_PER_INSERT);
+    const one = insert(1);
+    return db.transaction((rows: UsageRecord[]) => {
+      let at = 0;
+      for (; at + ROWS_PER_INSERT <= rows.length; at += ROWS_PER_INSERT) many.run(...rows.slice(at, at + ROWS_PER_INSERT).flatMap(values));
+      for (; at < rows.length; at++) one.run(...values(rows[at]!));
+    });
+  }
+
+  function prune(db: Database, now: number) {
+    prunedAt = now;
+    db.query("DELETE FROM usage WHERE time < $before").run({ before: now - retentionDays * DAY_MS });
+  }
+
+  function flush(): void {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    if (queue.length === 0) return;
+    const rows = queue;
+    queue = [];
+    try {
+      const db = database();
+      (insert ??= prepare(db))(rows);
+      const now = Date.now();
+      if (now - prunedAt >= DAY_MS) prune(db, now);
+    } catch (error) {
+      log.error(`usage records lost (${rows.length}):`, error);
+    }
+  }
+
+  return {
+    add(record: UsageRecord): void {
+      queue.push(record);
+      if (queue.length >= FLUSH_AT) return flush();
+      if (!timer) {
+        timer = setTimeout(flush, FLUSH_EVERY_MS);
+        timer.unref();
+      }
+    },
+    /** Writes what is queued now: before a summary is read, and when the app stops. */
+    flush,
+  };
+}
+
+export type Recorder = ReturnType<typeof createRecorder>;

@@ -1,0 +1,41 @@
+import type { Database } from "bun:sqlite";
+import type { Config } from "../config.ts";
+import type { Logger } from "../log.ts";
+import type { Redis } from "../server/redis.ts";
+import { createBudgets, RedisBudgetStore, sqliteBudgetStore, type Budgets } from "./budgets.ts";
+import { createMetrics, type Metrics } from "./metrics.ts";
+import { loadPrices, type PriceOf } from "./prices.ts";
+import { createRecorder, type Recorder } from "./recorder.ts";
+
+export interface UsageService {
+  prices: PriceOf;
+  /** Absent with USAGE=off. */
+  recorder?: Recorder;
+  /** Absent with METRICS=off. */
+  metrics?: Metrics;
+  /** Absent when no key has a budget. */
+  budgets?: Budgets;
+  database: () => Database;
+  /** Writes what is queued: when the app stops. */
+  close(): Promise<void>;
+}
+
+/** Records, prices, budgets and metrics: what the chat routes feed and /v1/usage, /metrics and auth read. */
+export function createUsageService(config: Config, database: () => Database, redis: Redis | undefined, log: Logger): UsageService {
+  const hasBudgets = config.apiKeys.some((entry) => entry.budget);
+  const recorder = config.usage ? createRecorder(database, config.usageRetentionDays, log) : undefined;
+  const budgets = hasBudgets
+    ? createBudgets(redis ? new RedisBudgetStore(redis) : sqliteBudgetStore(database), config.rateLimitOnRedisError)
+    : undefined;
+  return {
+    prices: loadPrices(config.configDir),
+    ...(recorder ? { recorder } : {}),
+    ...(config.metrics ? { metrics: createMetrics() } : {}),
+    ...(budgets ? { budgets } : {}),
+    database,
+    async close() {
+      recorder?.flush();
+      await budgets?.flush().catch((error) => log.warn("budget counts not saved:", error));
+    },
+  };
+}
