@@ -115,3 +115,22 @@ describe("a usage record for every completion (contract 12)", () => {
     expect(bytes).not.toContain(TEST_KEY);
   });
 });
+
+describe("the native endpoints are recorded too", () => {
+  const claude = "anthropic.claude-3-5-haiku-20241022-v1:0";
+  const cases: [string, string, object, { model: string; provider: string; input_tokens: number; output_tokens: number }][] = [
+    ["/v1/messages, lossless to Bedrock Claude", "/v1/messages", { model: claude, max_tokens: 50, messages: [{ role: "user", content: "hi" }] }, { model: claude, provider: "beta", input_tokens: 13, output_tokens: 5 }],
+    ["/v1/messages, streamed", "/v1/messages", { model: claude, max_tokens: 50, stream: true, messages: [{ role: "user", content: "hi" }] }, { model: claude, provider: "beta", input_tokens: 13, output_tokens: 5 }],
+    ["/v1/responses, converted to Bedrock Claude", "/v1/responses", { model: claude, input: "hi" }, { model: claude, provider: "beta", input_tokens: 13, output_tokens: 5 }],
+    ["/v1/responses, to the mock, streamed", "/v1/responses", { model: "mock", input: "hi there", stream: true }, { model: "mock", provider: "mock", input_tokens: 2, output_tokens: 2 }],
+  ];
+  for (const [name, path, body, expected] of cases) {
+    test(name, async () => {
+      const tag = `native-${name}`;
+      const response = await gateway.json(path, body, { headers: { "x-parley-tag": tag, "anthropic-version": "2023-06-01" } });
+      expect(response.status).toBe(200);
+      await response.text();
+      expect((await records()).find((r) => r.tag === tag)).toMatchObject({ endpoint: path, status: 200, outcome: "ok", ...expected });
+    });
+  }
+});

@@ -4,8 +4,9 @@ import { invalidRequest } from "../../errors.ts";
 import { anthropic } from "../../formats/anthropic.ts";
 import { isObject, type Json } from "../../formats/read.ts";
 import type { TokenCounter } from "../../providers/tokens.ts";
+import { trackUsage } from "../../usage/track.ts";
 import { auth, type Guard } from "../auth.ts";
-import { note, REQUEST_ID } from "../edge.ts";
+import { REQUEST_ID } from "../edge.ts";
 import { reply } from "../reply.ts";
 
 const DESCRIPTION = `The Anthropic Messages API as api.anthropic.com serves it, for Claude Code and the Anthropic SDKs
@@ -17,15 +18,14 @@ export function messagesRoutes(chat: Chat, guard: Guard, count: TokenCounter) {
     .use(auth(guard))
     .post(
       "/v1/messages",
-      async ({ request, set }) => {
+      async ({ request, set, principal }) => {
+        const usage = trackUsage(guard.usage, { set, request, principal }, "/v1/messages");
         const headers = set.headers as Record<string, string>;
         headers["request-id"] = headers[REQUEST_ID]!;
         const raw = await request.text();
         const body = readBody(raw);
-        const outcome = await chat({
-          input: anthropic, output: anthropic, body, raw, headers: request.headers, signal: request.signal,
-          observe: (info) => note(set, info), onBreak: (broken) => note(set, { broken }),
-        });
+        const outcome = await chat({ input: anthropic, output: anthropic, body, raw, headers: request.headers, signal: request.signal, ...usage.hooks })
+          .then(usage.answered, usage.failed);
         return reply(outcome, headers);
       },
       { scope: "chat", parse: "none", detail: { summary: "Anthropic Messages", description: DESCRIPTION, tags: ["chat"], requestBody: jsonBody } },

@@ -3,8 +3,8 @@ import type { Chat } from "../../chat.ts";
 import { invalidRequest } from "../../errors.ts";
 import { isObject } from "../../formats/read.ts";
 import { droppedTools, responses } from "../../formats/responses.ts";
+import { trackUsage } from "../../usage/track.ts";
 import { auth, type Guard } from "../auth.ts";
-import { note } from "../edge.ts";
 import { reply } from "../reply.ts";
 
 export const DROPPED_TOOLS = "x-parley-dropped-tools";
@@ -19,14 +19,13 @@ export function responsesRoutes(chat: Chat, guard: Guard) {
     .use(auth(guard))
     .post(
       "/v1/responses",
-      async ({ request, set }) => {
+      async ({ request, set, principal }) => {
+        const usage = trackUsage(guard.usage, { set, request, principal }, "/v1/responses");
         const raw = await request.text();
         const headers = set.headers as Record<string, string>;
         const body = parseJson(raw);
         if (!isObject(body)) throw invalidRequest("The request body must be a JSON object.");
-        const outcome = await chat({
-          input: responses, output: responses, body, raw, signal: request.signal, observe: (info) => note(set, info), onBreak: (broken) => note(set, { broken }),
-        });
+        const outcome = await chat({ input: responses, output: responses, body, raw, signal: request.signal, ...usage.hooks }).then(usage.answered, usage.failed);
         // Passed through (the upstream's own bytes), nothing was dropped: OpenAI runs its own tools.
         const converted = outcome.kind === "json" || outcome.kind === "events";
         const dropped = converted ? droppedTools(body) : [];
