@@ -324,7 +324,8 @@ export function App(props: AppProps) {
   usePaste((text) => editor.type(text.replace(/\r\n?/g, "\n")), { isActive: mode.kind === "chat" });
 
   const elapsed = chat.busySince ? ((Date.now() - chat.busySince) / 1000).toFixed(1) : "";
-  const tokens = chat.usage.input || chat.usage.output ? ` · ${chat.usage.input} → ${chat.usage.output} tokens this chat` : "";
+  const spent = chat.cost === undefined ? "" : ` · ${dollars(chat.cost)}`;
+  const tokens = chat.usage.input || chat.usage.output ? ` · ${chat.usage.input} → ${chat.usage.output} tokens${spent} this chat` : "";
   const header = [" parley", model ?? "(no model)", ...(settings.system ? ["system prompt on"] : []), ...(chat.conversationId ? [`#${chat.conversationId}`] : []), props.serverUrl].join(" · ");
   const close = () => setMode({ kind: "chat" });
   return (
@@ -430,3 +431,6 @@ const Viewport = memo(function Viewport({ lines, height }: { lines: string[]; he
     </Box>
   );
 });
+
+/** Cents when there are some; small amounts with two significant digits. */
+const dollars = (usd: number) => (usd >= 0.01 || usd === 0 ? `$${usd.toFixed(2)}` : `$${usd.toPrecision(2)}`);

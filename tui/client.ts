@@ -50,7 +50,7 @@ export function createClient(serverUrl: string, apiKey: string | undefined) {
     let response: Response;
     try {
       const json: Record<string, string> = typeof init.body === "string" ? { "content-type": "application/json" } : {};
-      response = await fetch(`${base}${path}`, { ...init, headers: { ...json, ...auth } });
+      response = await fetch(`${base}${path}`, { ...init, headers: { ...json, ...auth, ...(init.headers as Record<string, string> | undefined) } });
     } catch (error) {
       if (init.signal?.aborted) throw error;
       throw new ServerError(0, "connection_error", `Cannot reach parley at ${base}: is \`parley serve\` running?`);
@@ -82,7 +82,18 @@ export function createClient(serverUrl: string, apiKey: string | undefined) {
       return (await (await request("/v1/files", { method: "POST", body: form })).json()) as ServerFile;
     },
 
-    async *chat(model: string, messages: Message[], settings: Settings, signal: AbortSignal, fileIds: string[] = []): AsyncGenerator<ChatPiece> {
+    /** What the server recorded as spent under this tag (GET /v1/usage); undefined when unknown or the key may not ask. */
+    async cost(tag: string): Promise<number | undefined> {
+      try {
+        const body = (await (await request(`/v1/usage?by=tag&since=3650d`, { method: "GET" })).json()) as { data: { group: string | null; cost_usd: number | null }[] };
+        return body.data.find((row) => row.group === tag)?.cost_usd ?? undefined;
+      } catch {
+        return undefined;
+      }
+    },
+
+    /** `tag` goes as x-parley-tag, so the server's usage records can be summed per conversation. */
+    async *chat(model: string, messages: Message[], settings: Settings, signal: AbortSignal, fileIds: string[] = [], tag?: string): AsyncGenerator<ChatPiece> {
       const body = JSON.stringify({
         model,
         messages: settings.system ? [{ role: "system", content: settings.system }, ...messages] : messages,
@@ -91,7 +102,7 @@ export function createClient(serverUrl: string, apiKey: string | undefined) {
         ...(settings.maxTokens !== undefined ? { max_tokens: settings.maxTokens } : {}),
         ...(settings.stream ? { stream: true, stream_options: { include_usage: true } } : {}),
       });
-      const response = await request("/v1/chat/completions", { method: "POST", body, signal });
+      const response = await request("/v1/chat/completions", { method: "POST", body, signal, ...(tag ? { headers: { "x-parley-tag": tag } } : {}) });
       // Some OpenAI-compatible servers answer a streaming request with one JSON reply: take it as it is.
       if (!settings.stream || !response.headers.get("content-type")?.includes("event-stream")) {
         const reply = (await response.json()) as Reply;

@@ -15,6 +15,7 @@ export function useChat(client: Client, store: ChatStore) {
   const [live, setLive] = useState<Turn | undefined>();
   const [busySince, setBusySince] = useState<number | undefined>();
   const [usage, setUsage] = useState({ input: 0, output: 0 });
+  const [cost, setCost] = useState<number | undefined>(undefined);
   const [conversationId, setConversationId] = useState<number | undefined>();
   const history = useRef<Turn[]>([]);
   const conversation = useRef<number | undefined>(undefined);
@@ -70,7 +71,7 @@ export function useChat(client: Client, store: ChatStore) {
       show([...history.current, done]);
     };
     try {
-      for await (const piece of client.chat(model, messages, settings, abort.signal, files.map((f) => f.id))) {
+      for await (const piece of client.chat(model, messages, settings, abort.signal, files.map((f) => f.id), costTag(conversationId))) {
         if (piece.type === "usage") used = { input: piece.input, output: piece.output };
         else if (piece.type === "finish") truncated = piece.reason === "length";
         else if (piece.type === "text") reply += piece.text;
@@ -87,6 +88,7 @@ export function useChat(client: Client, store: ChatStore) {
         setUsage((u) => ({ input: u.input + spent.input, output: u.output + spent.output }));
         store.updateConversation(conversation.current!, { usage: spent });
       }
+      void client.cost(costTag(conversationId)).then((usd) => conversation.current === conversationId && setCost(usd));
       settle({ ...current(), meta: `${model} · ${seconds()}${used ? ` · ${used.input} → ${used.output} tokens` : ""}` });
     } catch (error) {
       if (abort.signal.aborted) {
@@ -123,6 +125,8 @@ export function useChat(client: Client, store: ChatStore) {
     live,
     busySince,
     usage,
+    /** What the server priced this conversation at so far (undefined: unknown, or no price for the model). */
+    cost,
     conversationId,
     send,
     takeLast,
@@ -137,21 +141,28 @@ export function useChat(client: Client, store: ChatStore) {
       open(stored.id);
       show(stored.turns);
       setUsage(stored.usage);
+      setCost(undefined);
+      void client.cost(costTag(stored.id)).then((usd) => conversation.current === stored.id && setCost(usd));
     },
     /** Starts a conversation from given messages (a /load'ed file); it is saved at once. */
     adopt(messages: Message[], model: string, settings: Settings) {
       open(store.createConversation(model, settings));
       show([]);
       setUsage({ input: 0, output: 0 });
+      setCost(undefined);
       push(...messages.map((m): NewTurn => ({ role: m.role === "assistant" ? "assistant" : "user", text: m.content })));
     },
     reset() {
       open(undefined);
       show([]);
       setUsage({ input: 0, output: 0 });
+      setCost(undefined);
     },
   };
 }
+
+/** The tag a conversation's requests carry, so the server can price it as a whole. */
+const costTag = (conversationId: number) => `parley-chat-${conversationId}`;
 
 function describe(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);

@@ -45,6 +45,7 @@ export function guardStream(
   const reader = body.getReader();
   const recent: Uint8Array[] = [];
   const named = ending.names && lastEventName();
+  const complete = (tail: string) => (named ? ending.names!.includes(named.name()) : tail.includes(ending.last));
   const fail = (controller: ReadableStreamDefaultController<Uint8Array>, error: GatewayError) => {
     onBreak(error);
     // The upstream may have stopped mid-line or mid-event: a blank line first ends whatever it left
@@ -67,12 +68,16 @@ export function guardStream(
         return controller.enqueue(next.value);
       }
       const tail = Buffer.concat(recent).toString();
-      const complete = named ? ending.names!.includes(named.name()) : tail.includes(ending.last);
-      if (!complete) return fail(controller, incomplete);
+      if (!complete(tail)) return fail(controller, incomplete);
       onEnd?.(tail);
       controller.close();
     },
-    cancel: (reason) => reader.cancel(reason),
+    // Clients often stop reading at the last event (`[DONE]`): a stream left after it was complete.
+    cancel(reason) {
+      const tail = Buffer.concat(recent).toString();
+      if (complete(tail)) onEnd?.(tail);
+      return reader.cancel(reason);
+    },
   }, { highWaterMark: 0 });
 }
 /**

@@ -51,6 +51,9 @@ describe("chatting", () => {
     expect(ui.frame()).toContain("waiting for gpt-4o");
     await ui.until((f) => f.includes("The answer is forty-two."), "the whole reply");
     await ui.until((f) => /gpt-4o · \d+\.\ds · 11 → 7 tokens/.test(f), "time and usage");
+    // gpt-4o at $2.50 / $10 per million tokens: 11 in and 7 out cost $0.0000975, as the server priced it.
+    await ui.until((f) => /11 → 7 tokens · \$0\.00009[78] this chat/.test(f), "the conversation's cost in the status line");
+    expect(gateway.openai.last().headers.get("x-parley-tag")).toBeNull();
     expect(gateway.openai.last().body).toMatchObject({ model: "gpt-4o", stream: true, messages: [{ role: "user", content: "What is the answer?" }] });
   });
 
