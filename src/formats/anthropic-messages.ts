@@ -1,5 +1,6 @@
 import { validationError } from "../errors.ts";
 import type { ChatReply, ChatRequest, Finish, Message, Part, SseEvent, Tool, ToolChoice } from "../ir.ts";
+import { messageId, toStopReason } from "./anthropic.ts";
 import { randomId, usageTracker, type Codec, type StreamEncoder } from "./codec.ts";
 import {
   fileIds, isObject, messageList, numberIn, objectList, optionalBoolean, optionalString, parseArguments, positiveInt, stringList,
@@ -111,24 +112,6 @@ function decodeToolChoice(value: unknown): ToolChoice | undefined {
 }
 
 // ---- IR -> client reply ----
-
-function toStopReason(finish: Finish): string {
-  switch (finish.reason) {
-    case "stop":
-    case "other":
-      return "end_turn";
-    case "stop_sequence":
-      return "stop_sequence";
-    case "length":
-      return "max_tokens";
-    case "tool_calls":
-      return "tool_use";
-    case "content_filter":
-      return "refusal";
-  }
-}
-
-const messageId = (id?: string) => (id?.startsWith("msg_") ? id : randomId("msg_"));
 
 function encodeContent(parts: Part[]): Json[] {
   return parts.flatMap((p): Json[] => {

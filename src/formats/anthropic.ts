@@ -176,7 +176,7 @@ export function toStopReason(finish: Finish): string {
   }
 }
 
-const messageId = (id?: string) => (id?.startsWith("msg_") ? id : randomId("msg_"));
+export const messageId = (id?: string) => (id?.startsWith("msg_") ? id : randomId("msg_"));
 
 /** Anthropic counts cached prompt tokens beside `input_tokens`; the IR counts them in it. */
 export function anthropicUsage(usage: Partial<Usage> | undefined): Json {

@@ -49,8 +49,10 @@ export function guardStream(
   const fail = (controller: ReadableStreamDefaultController<Uint8Array>, error: GatewayError) => {
     onBreak(error);
     // The upstream may have stopped mid-line or mid-event: a blank line first ends whatever it left
-    // open, so the error is an event of its own (after a complete event, SSE parsers skip it).
-    controller.enqueue(new TextEncoder().encode(`\n\n${sseText(ending.error(error))}`));
+    // open, so the error is an event of its own.
+    const last = recent.at(-1);
+    const open = last !== undefined && !(last.at(-1) === 10 && last.at(-2) === 10);
+    controller.enqueue(new TextEncoder().encode(`${open ? "\n\n" : ""}${sseText(ending.error(error))}`));
     controller.close();
   };
   return new ReadableStream<Uint8Array>({

@@ -1,10 +1,9 @@
 import { Elysia } from "elysia";
 import type { Chat } from "../../chat.ts";
-import { invalidRequest } from "../../errors.ts";
 import { CODECS, detectFormat, formatName } from "../../formats/detect.ts";
-import { isObject } from "../../formats/read.ts";
 import { trackUsage } from "../../usage/track.ts";
 import { auth, type Guard } from "../auth.ts";
+import { jsonObject } from "../body.ts";
 import { reply } from "../reply.ts";
 
 const DESCRIPTION = `One endpoint, three request formats: OpenAI Chat Completions (alpha), Anthropic Messages
@@ -21,8 +20,7 @@ export function chatRoutes(chat: Chat, guard: Guard) {
         const usage = trackUsage(guard.usage, { set, request, principal }, "/v1/chat/completions");
         const raw = await request.text();
         const headers = set.headers as Record<string, string>;
-        const body = parseJson(raw);
-        if (!isObject(body)) throw invalidRequest("The request body must be a JSON object.");
+        const body = jsonObject(raw);
         const input = CODECS[detectFormat(body)];
         const output = query.target_format === undefined ? CODECS.alpha : CODECS[formatName(query.target_format)];
         const outcome = await chat({ input, output, body, raw, signal: request.signal, ...usage.hooks }).then(usage.answered, usage.failed);
@@ -40,13 +38,4 @@ export function chatRoutes(chat: Chat, guard: Guard) {
         },
       },
     );
-}
-
-function parseJson(raw: string): unknown {
-  if (raw.trim() === "") throw invalidRequest("The request body is empty; send a JSON object.");
-  try {
-    return JSON.parse(raw);
-  } catch (error) {
-    throw invalidRequest("The request body is not valid JSON.", error instanceof Error ? error.message : undefined);
-  }
 }

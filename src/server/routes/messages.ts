@@ -1,11 +1,10 @@
 import { Elysia } from "elysia";
 import type { Chat } from "../../chat.ts";
-import { invalidRequest } from "../../errors.ts";
 import { anthropic } from "../../formats/anthropic.ts";
-import { isObject, type Json } from "../../formats/read.ts";
 import type { TokenCounter } from "../../providers/tokens.ts";
 import { trackUsage } from "../../usage/track.ts";
 import { auth, type Guard } from "../auth.ts";
+import { jsonObject } from "../body.ts";
 import { REQUEST_ID } from "../edge.ts";
 import { reply } from "../reply.ts";
 
@@ -23,7 +22,7 @@ export function messagesRoutes(chat: Chat, guard: Guard, count: TokenCounter) {
         const headers = set.headers as Record<string, string>;
         headers["request-id"] = headers[REQUEST_ID]!;
         const raw = await request.text();
-        const body = readBody(raw);
+        const body = jsonObject(raw);
         const outcome = await chat({ input: anthropic, output: anthropic, body, raw, headers: request.headers, signal: request.signal, ...usage.hooks })
           .then(usage.answered, usage.failed);
         return reply(outcome, headers);
@@ -36,7 +35,7 @@ export function messagesRoutes(chat: Chat, guard: Guard, count: TokenCounter) {
         const headers = set.headers as Record<string, string>;
         headers["request-id"] = headers[REQUEST_ID]!;
         const raw = await request.text();
-        const body = readBody(raw);
+        const body = jsonObject(raw);
         // A count needs no max_tokens; the decoder, written for messages, does.
         const decoded = anthropic.decodeRequest({ ...body, max_tokens: body.max_tokens ?? 1 });
         const { tokens, estimate } = await count({ request: decoded, raw, dialect: "anthropic-messages", headers: request.headers, signal: request.signal });
@@ -51,15 +50,3 @@ export function messagesRoutes(chat: Chat, guard: Guard, count: TokenCounter) {
 }
 
 const jsonBody = { required: true, content: { "application/json": { schema: { type: "object" } } } } as const;
-
-function readBody(raw: string): Json {
-  if (raw.trim() === "") throw invalidRequest("The request body is empty; send a JSON object.");
-  let body: unknown;
-  try {
-    body = JSON.parse(raw);
-  } catch (error) {
-    throw invalidRequest("The request body is not valid JSON.", error instanceof Error ? error.message : undefined);
-  }
-  if (!isObject(body)) throw invalidRequest("The request body must be a JSON object.");
-  return body;
-}

@@ -1,10 +1,9 @@
 import { Elysia } from "elysia";
 import type { Chat } from "../../chat.ts";
-import { invalidRequest } from "../../errors.ts";
-import { isObject } from "../../formats/read.ts";
 import { droppedTools, responses } from "../../formats/responses.ts";
 import { trackUsage } from "../../usage/track.ts";
 import { auth, type Guard } from "../auth.ts";
+import { jsonObject } from "../body.ts";
 import { reply } from "../reply.ts";
 
 export const DROPPED_TOOLS = "x-parley-dropped-tools";
@@ -23,8 +22,7 @@ export function responsesRoutes(chat: Chat, guard: Guard) {
         const usage = trackUsage(guard.usage, { set, request, principal }, "/v1/responses");
         const raw = await request.text();
         const headers = set.headers as Record<string, string>;
-        const body = parseJson(raw);
-        if (!isObject(body)) throw invalidRequest("The request body must be a JSON object.");
+        const body = jsonObject(raw);
         const outcome = await chat({ input: responses, output: responses, body, raw, signal: request.signal, ...usage.hooks }).then(usage.answered, usage.failed);
         // Passed through (the upstream's own bytes), nothing was dropped: OpenAI runs its own tools.
         const converted = outcome.kind === "json" || outcome.kind === "events";
@@ -43,13 +41,4 @@ export function responsesRoutes(chat: Chat, guard: Guard) {
         },
       },
     );
-}
-
-function parseJson(raw: string): unknown {
-  if (raw.trim() === "") throw invalidRequest("The request body is empty; send a JSON object.");
-  try {
-    return JSON.parse(raw);
-  } catch (error) {
-    throw invalidRequest("The request body is not valid JSON.", error instanceof Error ? error.message : undefined);
-  }
 }
