@@ -6,6 +6,7 @@ import { memo, useEffect, useMemo, useState } from "react";
 import type { Client, ServerFile, Settings } from "./client.ts";
 import { copyToClipboard } from "./clipboard.ts";
 import { HELP, parseCommand } from "./commands.ts";
+import { humanSize } from "../src/files/size.ts";
 import { Picker, SettingsPanel } from "./components/panels.tsx";
 import { layoutDraft, PLAIN_KEY } from "./line-editor.ts";
 import { codeBlocks } from "./markdown.ts";
@@ -350,7 +351,7 @@ export function App(props: AppProps) {
         }} />
       ) : mode.kind === "files" ? (
         <Picker title="Attach one of the server's files" height={bodyHeight} items={mode.files.map((f) => ({
-          label: `${f.filename}  ${size(f.bytes)}  ${f.status ?? ""}  ${f.id}`, value: f,
+          label: `${f.filename}  ${humanSize(f.bytes)}  ${f.status ?? ""}  ${f.id}`, value: f,
         }))} onPick={(file) => {
           close();
           if (!file) return;
@@ -406,18 +407,6 @@ function findResumed(store: ChatStore, resume: AppProps["resume"]): { conversati
   if (id === undefined) return { problem: "No earlier conversation to continue: this is a new one." };
   const conversation = store.load(id);
   return conversation ? { conversation } : { problem: `No conversation #${id}: this is a new one. /history lists them.` };
-}
-
-function size(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  const units = ["KB", "MB", "GB"];
-  let value = bytes / 1024;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return `${value.toFixed(1)} ${units[unit]}`;
 }
 
 const Viewport = memo(function Viewport({ lines, height }: { lines: string[]; height: number }) {

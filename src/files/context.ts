@@ -1,5 +1,6 @@
 import type { ChatRequest } from "../ir.ts";
 import { baseType } from "./extract.ts";
+import { humanSize } from "./size.ts";
 import type { FileMeta } from "./store.ts";
 
 export interface Attachment {
@@ -7,18 +8,6 @@ export interface Attachment {
   text: string;
 }
 
-/** 1023 B, 1.2 KB, 3.4 MB, 1.0 GB: 1024-based with one decimal. */
-export function humanSize(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  const units = ["KB", "MB", "GB", "TB"];
-  let value = bytes / 1024;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return `${value.toFixed(1)} ${units[unit]}`;
-}
 
 function contextBlock(files: Attachment[]): string {
   const sections = files.map(({ meta, text }) =>

@@ -1,5 +1,5 @@
 import { afterAll, beforeEach, describe, expect, test } from "bun:test";
-import { humanSize } from "../../src/files/context.ts";
+import { humanSize } from "../../src/files/size.ts";
 import { form } from "../lib/files.ts";
 import { startGateway, type Gateway } from "../lib/gateway.ts";
 
