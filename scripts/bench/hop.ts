@@ -20,4 +20,6 @@ const server = Bun.serve({
     return fetch(`${upstream}${path}`, { method: request.method, headers, body: await request.arrayBuffer() });
   },
 });
+// Exit normally on a signal, so `bun --cpu-prof` writes its profile (scripts/bench/profile.ts).
+process.on("SIGINT", () => process.exit(0));
 console.log(`listening ${server.port}`);

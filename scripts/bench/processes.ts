@@ -9,9 +9,9 @@ export const KEY = "sk-bench-key";
 export function createFleet(dir: string) {
   const children: Subprocess[] = [];
 
-  /** A helper server (upstream, hop) that prints `listening PORT` once it is up. */
-  async function startHelper(name: string, script: string, env: Record<string, string> = {}) {
-    const proc = Bun.spawn(["bun", script], { cwd: root, env: { ...process.env, ...env }, stdout: "pipe", stderr: "inherit" });
+  /** A helper server (upstream, hop) that prints `listening PORT` once it is up; `runtime` may add bun flags. */
+  async function startHelper(name: string, script: string, env: Record<string, string> = {}, runtime = [process.execPath]) {
+    const proc = Bun.spawn([...runtime, script], { cwd: root, env: { ...process.env, ...env }, stdout: "pipe", stderr: "inherit" });
     children.push(proc);
     let seen = "";
     for await (const chunk of proc.stdout as ReadableStream<Uint8Array>) {
@@ -63,4 +63,4 @@ async function waitHealthy(url: string) {
   throw new Error(`${url} never became healthy`);
 }
 
-export const parleyFromSource = (smol: boolean) => ["bun", "--no-env-file", ...(smol ? ["--smol"] : []), join(root, "src/cli.ts")];
+export const parleyFromSource = (smol: boolean) => [process.execPath, "--no-env-file", ...(smol ? ["--smol"] : []), join(root, "src/cli.ts")];
