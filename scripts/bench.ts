@@ -24,13 +24,14 @@ const fleet = createFleet(dir);
 // Durations: latency rounds x requests per round and target; load seconds per pass, slices x seconds
 // interleaved (wrk takes whole seconds).
 const plan = quick
-  ? { rounds: 3, perRound: 100, pass: 1, slices: 2, slice: 1 }
+  ? { rounds: 3, perRound: 60, pass: 1, slices: 1, slice: 1 }
   : { rounds: 7, perRound: 300, pass: 3, slices: 3, slice: 1 };
 
 if (!wrk) console.error("wrk is not installed (apt-get install wrk / brew install wrk): load runs use fetch loops in this process instead, which share its CPU.");
 
 const say = (text: string) => process.stderr.write(`${text}\n`);
 const auth = { authorization: `Bearer ${KEY}`, "content-type": "application/json" };
+const anthropicAuth = { "x-api-key": KEY, "anthropic-version": "2023-06-01", "content-type": "application/json" };
 const hello = [{ role: "user", content: "Say hello" }];
 const bodies = {
   chat: JSON.stringify({ model: "gpt-4o-mini", messages: hello, max_tokens: 50 }),
@@ -86,7 +87,7 @@ try {
     chat(bodies.mock, "alpha -> mock provider (no upstream)", "reference", "/v1/chat/completions", bodies.chat),
     {
       label: "Anthropic client -> Bedrock Claude, POST /v1/messages", kind: "conversion", pending: true,
-      parley: at(parley.url, "/v1/messages", bodies.messages, "messages", { "x-api-key": KEY, "anthropic-version": "2023-06-01", "content-type": "application/json" }),
+      parley: at(parley.url, "/v1/messages", bodies.messages, "messages", anthropicAuth),
       upstreamPath: `/model/${encodeURIComponent(CLAUDE)}/invoke`, upstreamBody: bodies.invoke,
     },
     {
@@ -124,10 +125,10 @@ try {
     for (const connections of [32, 128]) {
       // Back to back: a whole pass of the hop, then a whole pass of parley.
       const passes = { hop: [await load(hopTarget, hop.proc.pid, connections, plan.pass, dir)], parley: [await load(target, servingPid, connections, plan.pass, dir)] };
-      // Interleaved: short slices taken in turn (the order swapped every slice), so both see the same noise.
+      // Interleaved: short slices taken in turn (parley first, then the order swapped every slice), so both see the same noise.
       const slices = { hop: [] as Load[], parley: [] as Load[] };
       for (let i = 0; i < plan.slices; i++) {
-        const order = i % 2 ? (["parley", "hop"] as const) : (["hop", "parley"] as const);
+        const order = i % 2 ? (["hop", "parley"] as const) : (["parley", "hop"] as const);
         for (const who of order) slices[who].push(await load(who === "hop" ? hopTarget : target, who === "hop" ? hop.proc.pid : servingPid, connections, plan.slice, dir));
       }
       result.load[`c${connections}`] = {
@@ -167,7 +168,7 @@ try {
   results.rss_mb = { idle: idle.smol, under_load: peakRss };
 
   say("streams: time to first token and chunks ...");
-  results.stream = await streamCheck(upstream.url, parley.url, auth, quick ? 10 : 30);
+  results.stream = await streamCheck(upstream.url, parley.url, auth, anthropicAuth, quick ? 10 : 30);
 
   results.binary = await binaryStartup(upstream.url);
 } finally {

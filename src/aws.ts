@@ -27,3 +27,10 @@ export function credentialProvider(beta: Config["beta"]): () => Promise<Credenti
     return chain();
   };
 }
+
+/** What proves parley to Bedrock, as /health and `config show` name it. */
+export function credentialKind(beta: Config["beta"]): "api key" | "static keys" | "profile" | "default chain" {
+  if (beta.apiKey) return "api key";
+  if (beta.accessKeyId && beta.secretAccessKey) return "static keys";
+  return beta.profile ? "profile" : "default chain";
+}

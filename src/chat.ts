@@ -1,10 +1,10 @@
 import { inTurn } from "./attempts.ts";
 import type { Config } from "./config.ts";
 import { GatewayError, invalidRequest } from "./errors.ts";
-import type { Codec, StreamEncoder } from "./formats/codec.ts";
+import { usageTracker, type Codec, type StreamEncoder } from "./formats/codec.ts";
 import type { Json } from "./formats/read.ts";
 import { guardStream } from "./formats/sse.ts";
-import type { ChatRequest, SseEvent, StreamEvent } from "./ir.ts";
+import type { ChatRequest, SseEvent, StreamEvent, Usage } from "./ir.ts";
 import type { Logger } from "./log.ts";
 import type { Provider } from "./providers/provider.ts";
 import type { Providers } from "./providers/registry.ts";
@@ -18,10 +18,17 @@ export interface ChatCall {
   body: Json;
   /** The body as the client sent it, for the passthrough. */
   raw: string;
+  /** The client's request headers, for a native call that reads some (`anthropic-beta`). */
+  headers?: Headers;
   /** Aborts when the client goes away. */
   signal: AbortSignal;
-  /** For log lines written after the response started (a stream that broke). */
-  requestId?: string;
+  /** Told when a stream breaks after it started: its log line says so. */
+  onBreak?: (reason: string) => void;
+  /**
+   * Told once the completion is over (a stream: when it ends, broken or not), with the tokens the
+   * upstream reported, for the usage record.
+   */
+  onDone?: (done: { usage?: Usage; ok: boolean }) => void;
   /** Told where the request went, how long the upstream took to answer and how many calls it took. */
   observe?: (info: { model: string; provider: string; upstream_ms?: number; attempts: number }) => void;
 }
@@ -54,7 +61,11 @@ export function createChat({ config, providers, router, log, attachFiles }: Chat
     const requested = request.model ?? config.alpha.defaultModel;
     if (!requested) throw invalidRequest("Missing required field 'model', and no DEFAULT_ALPHA_MODEL is set.", "model: required");
     const models = [requested, ...(config.modelFallbacks.get(requested) ?? [])];
-    const onBreak = (error: GatewayError) => log.warn(`request ${call.requestId ?? "-"}: the stream broke after it started: ${error.message}`);
+    const done = (usage: Usage | undefined, ok = true) => call.onDone?.({ usage, ok });
+    const onBreak = (error: GatewayError) => {
+      call.onBreak?.(error.message);
+      done(undefined, false);
+    };
     let attempts = 0;
     let since: number | undefined;
     let route: Route | undefined;
@@ -76,22 +87,30 @@ export function createChat({ config, providers, router, log, attachFiles }: Chat
     const answer = async (provider: Provider, route: Route) => {
       const wait = <T>(upstreamCall: Promise<T>, abandon?: (late: T) => unknown) => firstByte(upstreamCall, config.upstreamTimeoutMs, provider.label, abandon);
       // Same family with nothing to change (no alias, no files): the client's own body goes up.
-      const dialect = input === output && route.model === request.model && request.fileIds.length === 0 ? input.dialect : undefined;
+      const dialect = input === output && request.fileIds.length === 0 ? input.dialect : undefined;
       const native = dialect && provider.native?.[dialect];
-      if (native) {
-        const reply = await wait(native({ body: call.raw, model: route.model, stream: request.stream, signal: call.signal }), (late) => late.kind === "stream" && late.body.cancel());
-        if (reply.kind === "json") return { kind: "bytes" as const, bytes: reply.bytes, contentType: reply.contentType };
-        const ending = { last: output.lastEvent, error: (e: GatewayError) => output.streamEncoder(requested, request).error(e) };
-        return { kind: "stream" as const, body: guardStream(reply.body, ending, reply.failure, incomplete(provider.label), onBreak), contentType: reply.contentType };
+      const takes = native && (provider.takesNative ? provider.takesNative(dialect, route.model) : route.model === request.model);
+      if (native && takes) {
+        const nativeCall = { body: call.raw, model: route.model, requested, stream: request.stream, signal: call.signal, headers: call.headers };
+        const reply = await wait(native(nativeCall), (late) => late.kind === "stream" && late.body.cancel());
+        if (reply.kind === "json") {
+          done(reply.usage);
+          return { kind: "bytes" as const, bytes: reply.bytes, contentType: reply.contentType };
+        }
+        const ending = { last: output.lastEvent, names: output.endEvents, error: (e: GatewayError) => output.streamEncoder(requested, request).error(e) };
+        const onEnd = call.onDone && ((tail: string) => done(output.usageIn?.(tail)));
+        return { kind: "stream" as const, body: guardStream(reply.body, ending, reply.failure, incomplete(provider.label), onBreak, onEnd), contentType: reply.contentType };
       }
+      if (request.needsNative) throw invalidRequest(request.needsNative.reason, `${request.needsNative.field}: not supported on a converted route`);
       if (!request.stream) {
         const reply = await wait(provider.complete(request, route.model, call.signal));
+        done(reply.usage);
         return { kind: "json" as const, body: output.encodeReply(reply, requested) };
       }
       const events = provider.stream(request, route.model, call.signal)[Symbol.asyncIterator]();
       const first = await wait(events.next(), () => events.return?.());
       const encoder = output.streamEncoder(requested, request);
-      return { kind: "events" as const, events: relay(first, events, encoder, provider.label, call.signal, log, onBreak) };
+      return { kind: "events" as const, events: relay(first, events, encoder, provider.label, call.signal, log, onBreak, done) };
     };
 
     try {
@@ -120,17 +139,23 @@ async function* relay(
   client: AbortSignal,
   log: Logger,
   onBreak: (error: GatewayError) => void,
+  done: (usage: Usage | undefined, ok?: boolean) => void,
 ): AsyncGenerator<SseEvent> {
   let finished = false;
+  const usage = usageTracker();
+  const counted = () => (usage.known() ? { inputTokens: usage.inputTokens ?? 0, outputTokens: usage.outputTokens ?? 0 } : undefined);
   try {
     for (let next = first; !next.done; next = await events.next()) {
-      if (next.value.type === "finish") finished = true;
-      yield* encoder.event(next.value);
+      const event = next.value;
+      if (event.type === "finish") finished = true;
+      else if (event.type === "usage" || event.type === "start") usage.add(event);
+      yield* encoder.event(event);
     }
     if (!finished) throw incomplete(label);
     yield* encoder.end();
+    done(counted());
   } catch (error) {
-    if (client.aborted) return;
+    if (client.aborted) return done(counted(), false);
     if (!(error instanceof GatewayError)) log.error("stream failed:", error);
     const failure = error instanceof GatewayError ? error : new GatewayError(503, "service_unavailable_error", `${label}'s stream failed.`);
     onBreak(failure);

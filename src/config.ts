@@ -16,6 +16,7 @@ export interface Config {
   port: number;
   workers: number;
   logLevel: LogLevel;
+  logFormat: "text" | "json";
   environment: string;
   debug: boolean;
   corsOrigins: string[] | "*";
@@ -28,7 +29,11 @@ export interface Config {
     accessKeyId?: string;
     secretAccessKey?: string;
     sessionToken?: string;
+    apiKey?: string;
     endpointUrl?: string;
+    controlEndpointUrl?: string;
+    /** BETA_ANTHROPIC_BETAS: the `anthropic-beta` values passed on to Bedrock, for every model; unset: a built-in list per model. */
+    anthropicBetas?: string[];
   };
   files: { bucket?: string; endpointUrl?: string; maxUploadBytes: number; contextMaxChars: number };
   modelAliases: ReadonlyMap<string, string>;
@@ -41,6 +46,7 @@ export interface Config {
   upstreamTimeoutMs: number;
   upstreamRetries: number;
   shutdownGraceMs: number;
+  modelsRefreshS: number;
   dataDir: string;
   configDir: string;
 }
@@ -81,6 +87,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: "PORT", fallback: "8000", check: int(0, 65535), help: "port to listen on" },
   { key: "WORKERS", fallback: "1", check: int(1, 64), help: "server processes sharing the port" },
   { key: "LOG_LEVEL", fallback: "info", check: oneOf(Object.keys(LOG_LEVELS)), help: "logging level" },
+  { key: "LOG_FORMAT", fallback: "text", check: oneOf(["text", "json"]), help: "text, or json for one JSON object per log line" },
   { key: "ENVIRONMENT", fallback: "development", check: noSpace, help: "development or production" },
   { key: "DEBUG", fallback: "false", check: oneOf(Object.keys(BOOLEANS)), help: "upstream error text in responses, verbose logs" },
   { key: "CORS_ORIGINS", help: "allowed origins in production, comma-separated" },
@@ -97,7 +104,13 @@ export const SETTINGS: readonly Setting[] = [
   { key: "BETA_ACCESS_KEY_ID", aliases: ["AWS_ACCESS_KEY_ID"], secret: true, check: noSpace, help: "AWS access key id" },
   { key: "BETA_SECRET_ACCESS_KEY", aliases: ["AWS_SECRET_ACCESS_KEY"], secret: true, check: noSpace, help: "AWS secret access key" },
   { key: "BETA_SESSION_TOKEN", aliases: ["AWS_SESSION_TOKEN"], secret: true, check: noSpace, help: "AWS session token" },
+  { key: "BETA_API_KEY", aliases: ["AWS_BEARER_TOKEN_BEDROCK"], secret: true, check: noSpace, help: "Bedrock API key (sent as a bearer token instead of SigV4)" },
+  { key: "BETA_CONTROL_ENDPOINT_URL", check: url, help: "Bedrock control-plane endpoint override (model discovery)" },
   { key: "BETA_ENDPOINT_URL", check: url, help: "Bedrock Runtime endpoint override" },
+  {
+    key: "BETA_ANTHROPIC_BETAS", help: "anthropic-beta values passed on to Bedrock Claude, comma-separated (unset: the built-in list per model)",
+    check: (v) => (splitList(v).every((b) => /^[\w.-]+$/.test(b)) ? undefined : "beta names such as context-1m-2025-08-07, comma-separated"),
+  },
   { key: "OBJSTORE_FILES_BUCKET", check: noSpace, help: "S3 bucket for file bytes (unset: local store)" },
   { key: "OBJSTORE_ENDPOINT_URL", check: url, help: "S3-compatible endpoint (path-style)" },
   { key: "MAX_UPLOAD_BYTES", fallback: String(512 * 1024 * 1024), check: int(1), help: "largest accepted upload" },
@@ -122,6 +135,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: "RATE_LIMIT_ON_REDIS_ERROR", fallback: "open", check: oneOf(["open", "closed"]), help: "Redis unreachable: open lets requests through, closed answers 503" },
   { key: "UPSTREAM_TIMEOUT_MS", fallback: "600000", check: int(1), help: "time to the upstream's first byte" },
   { key: "UPSTREAM_RETRIES", fallback: "2", check: int(0, 10), help: "retries of a failed upstream call before its first byte" },
+  { key: "MODELS_REFRESH_S", fallback: "600", check: int(0), help: "seconds between model list refreshes from the upstreams (0: never)" },
   { key: "SHUTDOWN_GRACE_MS", fallback: "10000", check: int(0), help: "time in-flight requests get on shutdown" },
   { key: "PARLEY_DATA_DIR", check: noSpace, help: "SQLite database and local file store" },
   { key: "PARLEY_CONFIG_DIR", check: noSpace, help: "user configuration file" },
@@ -194,6 +208,7 @@ function toConfig(v: Record<string, string | undefined>): Config {
     port: num("PORT"),
     workers: num("WORKERS"),
     logLevel: LOG_LEVELS[v.LOG_LEVEL!.toLowerCase()]!,
+    logFormat: v.LOG_FORMAT!.toLowerCase() === "json" ? "json" : "text",
     environment: v.ENVIRONMENT!.toLowerCase(),
     debug: BOOLEANS[v.DEBUG!.toLowerCase()]!,
     corsOrigins: production ? splitList(v.CORS_ORIGINS ?? "") : "*",
@@ -214,7 +229,10 @@ function toConfig(v: Record<string, string | undefined>): Config {
       accessKeyId: v.BETA_ACCESS_KEY_ID,
       secretAccessKey: v.BETA_SECRET_ACCESS_KEY,
       sessionToken: v.BETA_SESSION_TOKEN,
+      apiKey: v.BETA_API_KEY,
       endpointUrl: v.BETA_ENDPOINT_URL,
+      controlEndpointUrl: v.BETA_CONTROL_ENDPOINT_URL,
+      ...(v.BETA_ANTHROPIC_BETAS !== undefined ? { anthropicBetas: splitList(v.BETA_ANTHROPIC_BETAS) } : {}),
     },
     files: {
       bucket: v.OBJSTORE_FILES_BUCKET,
@@ -237,6 +255,7 @@ function toConfig(v: Record<string, string | undefined>): Config {
     upstreamTimeoutMs: num("UPSTREAM_TIMEOUT_MS"),
     upstreamRetries: num("UPSTREAM_RETRIES"),
     shutdownGraceMs: num("SHUTDOWN_GRACE_MS"),
+    modelsRefreshS: num("MODELS_REFRESH_S"),
     dataDir: v.PARLEY_DATA_DIR!,
     configDir: v.PARLEY_CONFIG_DIR!,
   };

@@ -92,6 +92,14 @@ function anthropicType(error: GatewayError): string {
   }
 }
 
+/** OpenAI's `type` and `code` as api.openai.com sends them: every 4xx an `invalid_request_error`, 5xx a `server_error`. */
+function openaiType(error: GatewayError): { type: string; code: string | null } {
+  if (error.status === 401) return { type: "invalid_request_error", code: "invalid_api_key" };
+  if (error.status === 429) return { type: "requests", code: "rate_limit_exceeded" };
+  if (error.status >= 500) return { type: "server_error", code: null };
+  return { type: "invalid_request_error", code: null };
+}
+
 /** The error body in the caller's dialect. */
 export function errorBody(error: GatewayError, dialect: ErrorDialect, debug = false): unknown {
   const parley = envelope(error, debug);
@@ -104,7 +112,10 @@ export function errorBody(error: GatewayError, dialect: ErrorDialect, debug = fa
     }
     case "openai": {
       const param = /^([\w.[\]]+):/.exec(error.details ?? "")?.[1] ?? null;
-      return { error: { type: error.type, message: error.message, param, code: null } };
+      const { message, details } = parley.error;
+      // OpenAI's clients show only the message: the rule that failed goes in it.
+      const { type, code } = openaiType(error);
+      return { error: { message: details ? `${message} (${details})` : message, type, param, code } };
     }
   }
 }

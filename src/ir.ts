@@ -11,7 +11,14 @@ export type Part =
   | { type: "image_url"; url: string }
   /** `arguments` is the JSON text of the call's input, as OpenAI carries it. */
   | { type: "tool_call"; id: string; name: string; arguments: string }
-  | { type: "tool_result"; toolCallId: string; content: string; isError?: boolean };
+  | { type: "tool_result"; toolCallId: string; content: string; isError?: boolean }
+  /** A document (a PDF), base64 bytes; only some upstreams read them. */
+  | { type: "document"; mediaType: string; data: string; title?: string }
+  /**
+   * The model's reasoning (Anthropic `thinking`), with the signature that lets it be sent back;
+   * `redacted` holds a `redacted_thinking` block's opaque data. Upstreams that cannot take it back drop it.
+   */
+  | { type: "reasoning"; text: string; signature?: string; redacted?: string };
 
 export interface Message {
   role: "user" | "assistant";
@@ -43,7 +50,22 @@ export interface ChatRequest {
   /** OpenAI's `stream_options.include_usage`: send a usage chunk before `[DONE]`. */
   includeUsage: boolean;
   fileIds: string[];
+  /** A field only a same-family upstream can honour (Responses' `previous_response_id`): a converted call is refused with a 400 naming it. */
+  needsNative?: { field: string; reason: string };
+  /** `false`: at most one tool call per turn (OpenAI `parallel_tool_calls`, Anthropic `disable_parallel_tool_use`). */
+  parallelToolCalls?: boolean;
+  /**
+   * What the client sent that the IR cannot carry (server tools, server tool blocks, MCP servers),
+   * named by field. A target that cannot take the client's body as it is refuses the request with them.
+   */
+  unsupported?: string[];
+  /** The answer's shape: JSON, or JSON that follows a schema. */
+  responseFormat?: ResponseFormat;
 }
+
+export type ResponseFormat =
+  | { type: "json_object" }
+  | { type: "json_schema"; name: string; schema: Record<string, unknown>; description?: string; strict?: boolean };
 
 export type FinishReason = "stop" | "stop_sequence" | "length" | "tool_calls" | "content_filter" | "other";
 
@@ -57,6 +79,9 @@ export interface Finish {
 export interface Usage {
   inputTokens: number;
   outputTokens: number;
+  /** Prompt tokens read from the upstream's cache, and written to it; part of or beside `inputTokens` as each upstream counts. */
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
 }
 
 export interface ChatReply {
@@ -68,12 +93,14 @@ export interface ChatReply {
 
 /** What a streamed reply is made of; tool calls are numbered from 0 in the order they start. */
 export type StreamEvent =
-  | { type: "start"; id?: string; inputTokens?: number }
+  | { type: "start"; id?: string; inputTokens?: number; cacheReadTokens?: number; cacheWriteTokens?: number }
   | { type: "text"; text: string }
+  /** Reasoning text as it streams; `signature` closes a reasoning block that can be sent back. */
+  | { type: "reasoning"; text: string; signature?: string }
   | { type: "tool_call"; index: number; id: string; name: string }
   | { type: "tool_args"; index: number; text: string }
   | { type: "finish"; finish: Finish }
-  | { type: "usage"; inputTokens?: number; outputTokens?: number };
+  | { type: "usage"; inputTokens?: number; outputTokens?: number; cacheReadTokens?: number; cacheWriteTokens?: number };
 
 /** One server-sent event as the reply format writes it. */
 export interface SseEvent {

@@ -1,11 +1,45 @@
-import { createConsola, type ConsolaInstance } from "consola";
+import { writeSync } from "node:fs";
+import { formatWithOptions } from "node:util";
+import { createConsola, type ConsolaInstance, type ConsolaReporter } from "consola";
 import type { LogLevel } from "./config.ts";
 
 export type Logger = ConsolaInstance;
+export type LogFormat = "text" | "json";
 
 const LEVELS: Record<LogLevel, number> = { silent: -999, error: 0, warn: 1, info: 3, debug: 4, trace: 5 };
 
-/** Logs go to stderr so that stdout stays clean for `--version` and `config show`. */
-export function createLogger(level: LogLevel): Logger {
-  return createConsola({ level: LEVELS[level], stdout: process.stderr, stderr: process.stderr });
+/** Logs go to stderr so that stdout stays clean for `--version`, `config show` and serve's ready line. */
+export function createLogger(level: LogLevel, format: LogFormat = "text"): Logger {
+  return createConsola({
+    level: LEVELS[level],
+    stdout: process.stderr,
+    stderr: process.stderr,
+    ...(format === "json" ? { reporters: [jsonReporter] } : {}),
+  });
+}
+
+/** One JSON object per line: time, level, tag, message, and an error's name, message and stack. */
+const jsonReporter: ConsolaReporter = {
+  log(entry) {
+    const errors = entry.args.filter((arg): arg is Error => arg instanceof Error);
+    const text = entry.args.filter((arg) => !(arg instanceof Error));
+    const line: Record<string, unknown> = { time: entry.date.toISOString(), level: entry.type };
+    if (entry.tag) line.tag = entry.tag;
+    line.message = formatWithOptions({ colors: false, breakLength: Infinity }, ...text);
+    if (errors[0]) line.error = { name: errors[0].name, message: errors[0].message, stack: errors[0].stack };
+    writeLine(JSON.stringify(line));
+  },
+};
+
+/** A line that must be seen whatever the log level (the generated key), in the log's format. */
+export function announce(format: LogFormat, message: string): void {
+  writeLine(format === "json" ? JSON.stringify({ time: new Date().toISOString(), level: "info", message }) : message);
+}
+
+function writeLine(text: string): void {
+  try {
+    writeSync(2, `${text}\n`);
+  } catch {
+    // stderr closed: nothing useful to do with a log line
+  }
 }

@@ -40,8 +40,7 @@ const chat = (body: object) =>
     body: JSON.stringify(body),
   });
 
-// Enabled by the lead once the mock provider and ready line land.
-describe.skip("parley in CI, against the mock provider", () => {
+describe("parley in CI, against the mock provider", () => {
   beforeAll(async () => {
     const home = mkdtempSync(join(tmpdir(), "parley-ci-"));
     server = Bun.spawn([...PARLEY, "serve", "--port", "0"], {

@@ -15,4 +15,6 @@ Object.assign(process.env, {
   AWS_CONFIG_FILE: join(home, ".aws", "config"),
   AWS_SHARED_CREDENTIALS_FILE: join(home, ".aws", "credentials"),
   AWS_EC2_METADATA_DISABLED: "true",
+  // Servers the tests start never ask real upstreams for their models.
+  MODELS_REFRESH_S: "0",
 });

@@ -1,3 +1,4 @@
+import { basename } from "node:path";
 import { EventSourceParserStream } from "eventsource-parser/stream";
 
 /** What the chat client sends with each request; changed with /settings. */
@@ -13,7 +14,19 @@ export interface Message {
   content: string;
 }
 
-export type ChatPiece = { type: "text"; text: string } | { type: "usage"; input: number; output: number };
+export type ChatPiece =
+  | { type: "text"; text: string }
+  | { type: "tool"; index: number; name?: string; arguments: string }
+  | { type: "finish"; reason: string }
+  | { type: "usage"; input: number; output: number };
+
+export interface ServerFile {
+  id: string;
+  filename: string;
+  bytes: number;
+  status?: string;
+  created_at?: number;
+}
 
 /** An error parley answered with, in its envelope; status 0 when it came inside a stream. */
 export class ServerError extends Error {
@@ -21,6 +34,8 @@ export class ServerError extends Error {
     readonly status: number,
     readonly type: string,
     message: string,
+    /** Seconds from a 429's Retry-After header. */
+    readonly retryAfter?: number,
   ) {
     super(message);
   }
@@ -29,19 +44,21 @@ export class ServerError extends Error {
 /** Talks to a running parley like any other OpenAI client would. */
 export function createClient(serverUrl: string, apiKey: string | undefined) {
   const base = serverUrl.replace(/\/+$/, "");
-  const headers = { "content-type": "application/json", ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) };
+  const auth: Record<string, string> = apiKey ? { authorization: `Bearer ${apiKey}` } : {};
 
   async function request(path: string, init: RequestInit): Promise<Response> {
     let response: Response;
     try {
-      response = await fetch(`${base}${path}`, { ...init, headers });
+      const json: Record<string, string> = typeof init.body === "string" ? { "content-type": "application/json" } : {};
+      response = await fetch(`${base}${path}`, { ...init, headers: { ...json, ...auth } });
     } catch (error) {
       if (init.signal?.aborted) throw error;
       throw new ServerError(0, "connection_error", `Cannot reach parley at ${base}: is \`parley serve\` running?`);
     }
     if (!response.ok) {
       const body = (await response.json().catch(() => undefined)) as { error?: { type?: string; message?: string } } | undefined;
-      throw new ServerError(response.status, body?.error?.type ?? "error", body?.error?.message ?? response.statusText);
+      const retryAfter = Number(response.headers.get("retry-after") ?? NaN);
+      throw new ServerError(response.status, body?.error?.type ?? "error", body?.error?.message ?? response.statusText, Number.isFinite(retryAfter) ? retryAfter : undefined);
     }
     return response;
   }
@@ -52,10 +69,24 @@ export function createClient(serverUrl: string, apiKey: string | undefined) {
       return body.data.map((m) => m.id);
     },
 
-    async *chat(model: string, messages: Message[], settings: Settings, signal: AbortSignal): AsyncGenerator<ChatPiece> {
+    async files(): Promise<ServerFile[]> {
+      const body = (await (await request("/v1/files?limit=100", { method: "GET" })).json()) as { data: ServerFile[] };
+      return body.data;
+    },
+
+    /** Uploads a local file through the files API, for use as `file_ids` in a chat. */
+    async upload(path: string): Promise<ServerFile> {
+      const form = new FormData();
+      form.append("purpose", "user_data");
+      form.append("file", Bun.file(path), basename(path));
+      return (await (await request("/v1/files", { method: "POST", body: form })).json()) as ServerFile;
+    },
+
+    async *chat(model: string, messages: Message[], settings: Settings, signal: AbortSignal, fileIds: string[] = []): AsyncGenerator<ChatPiece> {
       const body = JSON.stringify({
         model,
         messages: settings.system ? [{ role: "system", content: settings.system }, ...messages] : messages,
+        ...(fileIds.length ? { file_ids: fileIds } : {}),
         ...(settings.temperature !== undefined ? { temperature: settings.temperature } : {}),
         ...(settings.maxTokens !== undefined ? { max_tokens: settings.maxTokens } : {}),
         ...(settings.stream ? { stream: true, stream_options: { include_usage: true } } : {}),
@@ -63,8 +94,11 @@ export function createClient(serverUrl: string, apiKey: string | undefined) {
       const response = await request("/v1/chat/completions", { method: "POST", body, signal });
       // Some OpenAI-compatible servers answer a streaming request with one JSON reply: take it as it is.
       if (!settings.stream || !response.headers.get("content-type")?.includes("event-stream")) {
-        const reply = (await response.json()) as { choices: { message: { content: string | null } }[]; usage?: { prompt_tokens: number; completion_tokens: number } };
-        yield { type: "text", text: reply.choices[0]?.message.content ?? "" };
+        const reply = (await response.json()) as Reply;
+        const choice = reply.choices?.[0];
+        if (choice?.message?.content) yield { type: "text", text: choice.message.content };
+        for (const [index, call] of (choice?.message?.tool_calls ?? []).entries()) yield { type: "tool", index, name: call.function?.name, arguments: call.function?.arguments ?? "" };
+        if (choice?.finish_reason) yield { type: "finish", reason: choice.finish_reason };
         if (reply.usage) yield { type: "usage", input: reply.usage.prompt_tokens, output: reply.usage.completion_tokens };
         return;
       }
@@ -77,8 +111,10 @@ export function createClient(serverUrl: string, apiKey: string | undefined) {
         }
         const chunk = parse(event.data);
         if (chunk.error) throw new ServerError(0, chunk.error.type ?? "error", chunk.error.message ?? "The stream failed.");
-        const text = chunk.choices?.[0]?.delta?.content;
-        if (text) yield { type: "text", text };
+        const choice = chunk.choices?.[0];
+        if (choice?.delta?.content) yield { type: "text", text: choice.delta.content };
+        for (const call of choice?.delta?.tool_calls ?? []) yield { type: "tool", index: call.index ?? 0, name: call.function?.name, arguments: call.function?.arguments ?? "" };
+        if (choice?.finish_reason) yield { type: "finish", reason: choice.finish_reason };
         if (chunk.usage) yield { type: "usage", input: chunk.usage.prompt_tokens, output: chunk.usage.completion_tokens };
       }
       if (!done && !signal.aborted) throw new ServerError(0, "stream_error", "The stream ended before the reply was complete.");
@@ -88,9 +124,19 @@ export function createClient(serverUrl: string, apiKey: string | undefined) {
 
 export type Client = ReturnType<typeof createClient>;
 
+interface ToolCall {
+  index?: number;
+  function?: { name?: string; arguments?: string };
+}
+
+interface Reply {
+  choices?: { message?: { content?: string | null; tool_calls?: ToolCall[] }; finish_reason?: string | null }[];
+  usage?: { prompt_tokens: number; completion_tokens: number };
+}
+
 interface Chunk {
   error?: { type?: string; message?: string };
-  choices?: { delta?: { content?: string } }[];
+  choices?: { delta?: { content?: string; tool_calls?: ToolCall[] }; finish_reason?: string | null }[];
   usage?: { prompt_tokens: number; completion_tokens: number };
 }
 

@@ -1,39 +1,37 @@
 /** Slash commands: `/name rest of the line`. */
 export type Command =
-  | { name: "model"; arg: string }
-  | { name: "settings" }
-  | { name: "save"; arg: string }
-  | { name: "help" }
-  | { name: "clear" }
-  | { name: "exit" }
+  | { name: "model" | "save" | "load" | "attach" | "settings" | "copy"; arg: string }
+  | { name: "history" | "new" | "retry" | "edit" | "files" | "detach" | "help" | "exit" }
   | { name: "unknown"; arg: string };
+
+const WITH_ARG = new Set(["model", "save", "load", "attach", "settings", "copy"]);
+const BARE = new Set(["history", "new", "retry", "edit", "files", "detach", "help", "exit"]);
+const ALIASES = new Map([["quit", "exit"], ["clear", "new"]]);
 
 export function parseCommand(line: string): Command | undefined {
   const match = /^\/(\S+)\s*([\s\S]*)$/.exec(line.trim());
   if (!match) return undefined;
-  const [, name = "", arg = ""] = match;
-  switch (name) {
-    case "model":
-    case "save":
-      return { name, arg: arg.trim() };
-    case "settings":
-    case "help":
-    case "clear":
-    case "exit":
-      return { name };
-    case "quit":
-      return { name: "exit" };
-    default:
-      return { name: "unknown", arg: `/${name}` };
-  }
+  const [, typed = "", arg = ""] = match;
+  const name = ALIASES.get(typed) ?? typed;
+  if (WITH_ARG.has(name)) return { name, arg: arg.trim() } as Command;
+  if (BARE.has(name)) return { name } as Command;
+  return { name: "unknown", arg: `/${typed}` };
 }
 
 export const HELP = [
-  "/model <name>      switch model (no name: pick from the server's list)",
-  "/settings          temperature, max tokens, system prompt, streaming",
-  "/save <file>       save the chat as Markdown, or JSON when the name ends in .json",
-  "/clear             start over",
-  "/help              this list",
-  "/exit              leave (Ctrl+C works too)",
-  "Enter sends · Alt+Enter or Ctrl+J: new line · Esc cancels a reply · PgUp/PgDn or Shift+↑/↓ scroll",
+  "/model <name>        switch model (no name: pick from the server's list)",
+  "/settings [key val]  temperature, max_tokens, system, stream (no key: a panel); kept for next time",
+  "/new                 a fresh conversation (the current one stays in /history)",
+  "/history             open an earlier conversation",
+  "/retry               ask again for the last reply",
+  "/edit                take the last prompt back into the editor",
+  "/attach <path>       upload a file; it goes with your next message (/detach drops it)",
+  "/files               the server's files: pick one to attach",
+  "/copy [n]            copy the last reply (or its n-th code block) to the clipboard",
+  "/save <file>         save as Markdown, or JSON when the name ends in .json",
+  "/load <file.json>    open a conversation saved with /save",
+  "/help                this list",
+  "/exit                leave (Ctrl+C when idle works too)",
+  "Enter sends · Alt+Enter or Ctrl+J: new line · ↑/↓ earlier prompts · Esc cancels a reply or clears the draft",
+  "←/→ Home/End Ctrl+A/E Alt+B/F move · Ctrl+W Ctrl+U Ctrl+K delete (Ctrl+Y puts back) · PgUp/PgDn scroll",
 ].join("\n");

@@ -1,51 +1,105 @@
 import { useRef, useState } from "react";
 import type { Client, Message, Settings } from "./client.ts";
-import type { Turn } from "./transcript.ts";
+import type { ChatStore, StoredConversation } from "./store.ts";
+import { contextOf, type Turn } from "./transcript.ts";
 
-/** The conversation: finished turns, the reply streaming in, and sending or cancelling one. */
-export function useChat(client: Client) {
+type NewTurn = Omit<Turn, "id">;
+type Attachment = { id: string; name: string };
+
+/**
+ * The conversation: finished turns, the reply streaming in, sending or cancelling one. Every turn
+ * of an exchange is written to the store as it happens; notes (info) are not.
+ */
+export function useChat(client: Client, store: ChatStore) {
   const [turns, setTurns] = useState<Turn[]>([]);
   const [live, setLive] = useState<Turn | undefined>();
   const [busySince, setBusySince] = useState<number | undefined>();
+  const [usage, setUsage] = useState({ input: 0, output: 0 });
+  const [conversationId, setConversationId] = useState<number | undefined>();
   const history = useRef<Turn[]>([]);
+  const conversation = useRef<number | undefined>(undefined);
   const controller = useRef<AbortController | undefined>(undefined);
-  const nextId = useRef(1);
+  const transientId = useRef(-1);
 
-  const push = (...added: Omit<Turn, "id">[]) => {
-    history.current = [...history.current, ...added.map((t) => ({ ...t, id: nextId.current++ }))];
-    setTurns(history.current);
+  const show = (next: Turn[]) => {
+    history.current = next;
+    setTurns(next);
+  };
+  const push = (...added: NewTurn[]) =>
+    show([...history.current, ...added.map((t) => ({ ...t, id: conversation.current && t.role !== "info" ? store.addTurn(conversation.current, t) : transientId.current-- }))]);
+  const update = (turn: Turn) => {
+    if (turn.id > 0) store.updateTurn(turn);
+    show(history.current.map((t) => (t.id === turn.id ? turn : t)));
+  };
+  const open = (id: number | undefined) => {
+    conversation.current = id;
+    setConversationId(id);
   };
 
-  async function send(text: string, model: string, settings: Settings) {
-    const messages: Message[] = [
-      ...history.current.flatMap((t) => (t.role === "user" || t.role === "assistant" ? [{ role: t.role, content: t.text }] : [])),
-      { role: "user", content: text },
-    ];
-    push({ role: "user", text });
+  async function send(text: string, model: string, settings: Settings, files: Attachment[] = []) {
+    if (!conversation.current) open(store.createConversation(model, settings));
+    const messages: Message[] = [...contextOf(history.current), { role: "user", content: text }];
+    push({ role: "user", text, ...(files.length ? { files } : {}) });
+    const question = history.current.at(-1)!;
     const abort = new AbortController();
     controller.current = abort;
     const started = performance.now();
     setBusySince(Date.now());
-    const id = nextId.current++;
     let reply = "";
-    let usage = "";
-    setLive({ id, role: "assistant", text: "" });
+    let truncated = false;
+    let used: { input: number; output: number } | undefined;
+    const calls: { name: string; arguments: string }[] = [];
+    const current = (): NewTurn => ({ role: "assistant", text: reply, ...(calls.length ? { toolCalls: calls.map((c) => ({ ...c })) } : {}), ...(truncated ? { truncated } : {}) });
+    setLive({ id: 0, ...current() });
     const seconds = () => `${((performance.now() - started) / 1000).toFixed(1)}s`;
+    // The reply is written as it streams (at most once a second), so a closed terminal loses little.
+    const conversationId = conversation.current!;
+    let savedId: number | undefined;
+    let savedAt = 0;
+    const keep = () => {
+      if (performance.now() - savedAt < 1000) return;
+      savedAt = performance.now();
+      const partial = { ...current(), meta: "interrupted" };
+      if (savedId === undefined) savedId = store.addTurn(conversationId, partial);
+      else store.updateTurn({ id: savedId, ...partial });
+    };
+    const settle = (turn: NewTurn) => {
+      if (savedId === undefined) return push(turn);
+      const done = { ...turn, id: savedId };
+      store.updateTurn(done);
+      show([...history.current, done]);
+    };
     try {
-      for await (const piece of client.chat(model, messages, settings, abort.signal)) {
-        if (piece.type === "usage") usage = ` · ${piece.input} → ${piece.output} tokens`;
-        else setLive({ id, role: "assistant", text: (reply += piece.text) });
+      for await (const piece of client.chat(model, messages, settings, abort.signal, files.map((f) => f.id))) {
+        if (piece.type === "usage") used = { input: piece.input, output: piece.output };
+        else if (piece.type === "finish") truncated = piece.reason === "length";
+        else if (piece.type === "text") reply += piece.text;
+        else {
+          const call = (calls[piece.index] ??= { name: "", arguments: "" });
+          if (piece.name) call.name = piece.name;
+          call.arguments += piece.arguments;
+        }
+        setLive({ id: 0, ...current() });
+        if (reply || calls.length) keep();
       }
-      push({ role: "assistant", text: reply, meta: `${model} · ${seconds()}${usage}` });
+      if (used) {
+        const spent = used;
+        setUsage((u) => ({ input: u.input + spent.input, output: u.output + spent.output }));
+        store.updateConversation(conversation.current!, { usage: spent });
+      }
+      settle({ ...current(), meta: `${model} · ${seconds()}${used ? ` · ${used.input} → ${used.output} tokens` : ""}` });
     } catch (error) {
       if (abort.signal.aborted) {
-        push({ role: "assistant", text: reply, meta: `cancelled after ${seconds()}` });
+        if (reply || calls.length) settle({ ...current(), meta: `cancelled after ${seconds()}` });
+        else {
+          update({ ...question, excluded: true });
+          push({ role: "info", text: `cancelled after ${seconds()}` });
+        }
       } else {
-        const message = error instanceof Error ? error.message : String(error);
-        const status = (error as { status?: number }).status;
-        const type = (error as { type?: string }).type;
-        const label = status ? `${status} ${type}` : (type ?? "error");
-        push(...(reply ? [{ role: "assistant" as const, text: reply, meta: "incomplete" }] : []), { role: "error", text: `${label}: ${message}` });
+        update({ ...question, excluded: true });
+        if (reply || calls.length) settle({ ...current(), excluded: true, meta: "incomplete" });
+        else if (savedId !== undefined) store.deleteTurns([savedId]);
+        push({ role: "error", text: describe(error) });
       }
     } finally {
       setLive(undefined);
@@ -54,17 +108,54 @@ export function useChat(client: Client) {
     }
   }
 
+  /** Takes the last prompt and everything after it out of the conversation, and gives it back. */
+  function takeLast(): { text: string; files: Attachment[] } | undefined {
+    const index = history.current.findLastIndex((t) => t.role === "user");
+    const last = history.current[index];
+    if (!last) return undefined;
+    store.deleteTurns(history.current.slice(index).filter((t) => t.id > 0).map((t) => t.id));
+    show(history.current.slice(0, index));
+    return { text: last.text, files: last.files ?? [] };
+  }
+
   return {
     turns,
     live,
     busySince,
+    usage,
+    conversationId,
     send,
+    takeLast,
     cancel: () => controller.current?.abort(),
     info: (text: string) => push({ role: "info", text }),
-    error: (text: string) => push({ role: "error", text }),
-    clear() {
-      history.current = [];
-      setTurns([]);
+    error: (text: string) => show([...history.current, { id: transientId.current--, role: "error", text }]),
+    /** Keeps the conversation's model and settings with it, once it exists. */
+    remember(change: { model?: string; settings?: Settings }) {
+      if (conversation.current) store.updateConversation(conversation.current, change);
+    },
+    load(stored: StoredConversation) {
+      open(stored.id);
+      show(stored.turns);
+      setUsage(stored.usage);
+    },
+    /** Starts a conversation from given messages (a /load'ed file); it is saved at once. */
+    adopt(messages: Message[], model: string, settings: Settings) {
+      open(store.createConversation(model, settings));
+      show([]);
+      setUsage({ input: 0, output: 0 });
+      push(...messages.map((m): NewTurn => ({ role: m.role === "assistant" ? "assistant" : "user", text: m.content })));
+    },
+    reset() {
+      open(undefined);
+      show([]);
+      setUsage({ input: 0, output: 0 });
     },
   };
+}
+
+function describe(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const { status, type, retryAfter } = error as { status?: number; type?: string; retryAfter?: number };
+  const label = status ? `${status} ${type}` : (type ?? "error");
+  return `${label}: ${message}${retryAfter !== undefined ? ` · retry after ${retryAfter}s` : ""}`;
 }

@@ -34,7 +34,8 @@ export function createFleet(dir: string) {
         ...process.env, HOME: dir, PARLEY_DATA_DIR: join(dir, `data-${port}`), PARLEY_CONFIG_DIR: join(dir, "config"),
         API_KEY: KEY, ALPHA_API_KEY: "sk-upstream", ALPHA_BASE_URL: `${upstream}/v1`,
         BETA_REGION: "us-east-1", BETA_ACCESS_KEY_ID: "AKIABENCH", BETA_SECRET_ACCESS_KEY: "bench", BETA_ENDPOINT_URL: upstream,
-        RATE_LIMIT_RPM: "0",
+        // Nothing leaves 127.0.0.1: no model discovery, and the control plane is the bench upstream too.
+        RATE_LIMIT_RPM: "0", MODELS_REFRESH_S: "0", BETA_CONTROL_ENDPOINT_URL: upstream,
       },
       stdout: "ignore",
       stderr: "ignore",

@@ -28,6 +28,28 @@ const sseFrames = [
   encoder.encode("data: [DONE]\n\n"),
 ];
 
+const responseObject = (status: string, output: object[]) => ({
+  id: "resp_bench", object: "response", created_at: 1, status, error: null, incomplete_details: null, model: "gpt-4o-mini", output,
+  usage: status === "completed" ? { input_tokens: 12, input_tokens_details: { cached_tokens: 0 }, output_tokens: CHUNKS, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 12 + CHUNKS } : null,
+});
+const message = (text: string) => ({ id: "msg_bench", type: "message", status: "completed", role: "assistant", content: [{ type: "output_text", text, annotations: [] }] });
+const response = JSON.stringify(responseObject("completed", [message("Hello from the bench upstream.")]));
+let sequence = 0;
+const event = (type: string, fields: object) => encoder.encode(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...fields })}\n\n`);
+const item = { item_id: "msg_bench", output_index: 0 };
+const streamedText = Array.from({ length: CHUNKS }, (_, i) => `tok${i} `).join("");
+const responseFrames = [
+  event("response.created", { response: responseObject("in_progress", []) }),
+  event("response.in_progress", { response: responseObject("in_progress", []) }),
+  event("response.output_item.added", { output_index: 0, item: { ...message(""), status: "in_progress", content: [] } }),
+  event("response.content_part.added", { ...item, content_index: 0, part: { type: "output_text", text: "", annotations: [] } }),
+  ...Array.from({ length: CHUNKS }, (_, i) => event("response.output_text.delta", { ...item, content_index: 0, delta: `tok${i} ` })),
+  event("response.output_text.done", { ...item, content_index: 0, text: streamedText }),
+  event("response.content_part.done", { ...item, content_index: 0, part: { type: "output_text", text: streamedText, annotations: [] } }),
+  event("response.output_item.done", { output_index: 0, item: message(streamedText) }),
+  event("response.completed", { response: responseObject("completed", [message(streamedText)]) }),
+];
+
 const anthropic = JSON.stringify({
   id: "msg_bench", type: "message", role: "assistant", model: "claude", content: [{ type: "text", text: "Hello from the bench upstream." }],
   stop_reason: "end_turn", stop_sequence: null, usage: { input_tokens: 12, output_tokens: 7 },
@@ -49,11 +71,6 @@ const bedrockFrames = [
 const converse = JSON.stringify({
   output: { message: { role: "assistant", content: [{ text: "Hello from the bench upstream." }] } },
   stopReason: "end_turn", usage: { inputTokens: 12, outputTokens: 7, totalTokens: 19 }, metrics: { latencyMs: 1 },
-});
-const response = JSON.stringify({
-  id: "resp_bench", object: "response", created_at: 1, status: "completed", model: "gpt-4o-mini",
-  output: [{ type: "message", id: "msg_bench", status: "completed", role: "assistant", content: [{ type: "output_text", text: "Hello from the bench upstream.", annotations: [] }] }],
-  usage: { input_tokens: 12, output_tokens: 7, total_tokens: 19 },
 });
 const json = (text: string) => new Response(text, { headers: { "content-type": "application/json" } });
 
@@ -78,8 +95,9 @@ const server = Bun.serve({
     const path = new URL(request.url).pathname;
     const body = await request.text();
     const slow = body.includes("-paced");
-    if (path.endsWith("/chat/completions")) return body.includes('"stream":true') ? paced(sseFrames, "text/event-stream", slow) : json(completion);
-    if (path.endsWith("/responses")) return json(response);
+    const stream = body.includes('"stream":true');
+    if (path.endsWith("/chat/completions")) return stream ? paced(sseFrames, "text/event-stream", slow) : json(completion);
+    if (path.endsWith("/responses")) return stream ? paced(responseFrames, "text/event-stream", slow) : json(response);
     if (path.endsWith("/invoke")) return json(anthropic);
     if (path.endsWith("/converse")) return json(converse);
     if (path.endsWith("/invoke-with-response-stream")) return paced(bedrockFrames, "application/vnd.amazon.eventstream", slow);

@@ -1,6 +1,7 @@
 import { defineCommand } from "citty";
+import { credentialKind } from "../aws.ts";
 import { configFileLocation, loadConfig, mask, setConfigValue, SETTINGS } from "../config.ts";
-import { closest } from "./did-you-mean.ts";
+import { closest } from "../did-you-mean.ts";
 import { exitOnConfigError, exitUsage } from "./fail.ts";
 
 /** What `config set` tells the user after writing: a server reads its configuration once, at start. */
@@ -10,13 +11,14 @@ const show = defineCommand({
   meta: { name: "show", description: "Print the effective configuration with where each value comes from (secrets masked)" },
   run: () =>
     exitOnConfigError(() => {
-      const { entries, configFile } = loadConfig();
+      const { config, entries, configFile } = loadConfig();
       const width = Math.max(...entries.map((e) => e.key.length));
       const lines = entries.map(({ key, value, source, secret }) => {
         const shown = value === undefined ? "(unset)" : secret ? mask(value) : value;
         return `${key.padEnd(width)}  ${shown}${value === undefined ? "" : `  [${source}]`}`;
       });
-      process.stdout.write(`# config file: ${configFile}\n${lines.join("\n")}\n`);
+      const bedrock = config.beta.region ? `# Bedrock credentials: ${credentialKind(config.beta)}\n` : "";
+      process.stdout.write(`# config file: ${configFile}\n${bedrock}${lines.join("\n")}\n`);
     }),
 });
 

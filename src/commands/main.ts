@@ -10,6 +10,7 @@ const main = defineCommand({
     serve: () => import("./serve.ts").then((m) => m.default),
     config: () => import("./config.ts").then((m) => m.default),
     chat: () => import("./chat.ts").then((m) => m.default),
+    models: () => import("./models.ts").then((m) => m.default),
   },
 });
 

@@ -2,9 +2,10 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { defineCommand } from "citty";
-import { ConfigError, loadConfig, setConfigValue } from "../config.ts";
-import { createLogger } from "../log.ts";
-import { runServer } from "../server/serve.ts";
+import { ConfigError, loadConfig, setConfigValue, type Loaded } from "../config.ts";
+import { announce, createLogger, type Logger } from "../log.ts";
+import { configuredProviders } from "../providers/registry.ts";
+import { checkPort, printReady, runServer, urlOf } from "../server/serve.ts";
 import { supervise } from "../server/supervisor.ts";
 import { exitOnConfigError } from "./fail.ts";
 
@@ -12,36 +13,45 @@ export default defineCommand({
   meta: { name: "serve", description: "Start the gateway" },
   args: {
     host: { type: "string", description: "address to listen on (default 127.0.0.1)" },
-    port: { type: "string", description: "port to listen on (default 8000)" },
+    port: { type: "string", description: "port to listen on (default 8000; 0 picks a free one)" },
     workers: { type: "string", description: "server processes sharing the port (default 1)" },
     reload: { type: "boolean", description: "restart the workers when ./.env or the user config file changes" },
     "log-level": { type: "string", description: "silent, error, warn, info, debug or trace" },
+    "log-format": { type: "string", description: "text (default) or json: one JSON object per log line" },
     worker: { type: "string", description: "(internal) run as worker N of a supervisor" },
   },
   run: ({ args }) =>
     exitOnConfigError(() => {
-      const flags = { HOST: args.host, PORT: args.port, WORKERS: args.workers, LOG_LEVEL: args["log-level"] };
+      const flags = { HOST: args.host, PORT: args.port, WORKERS: args.workers, LOG_LEVEL: args["log-level"], LOG_FORMAT: args["log-format"] };
       if (args.worker) {
         const { config } = loadConfig({ flags });
-        return void runServer(config, createLogger(config.logLevel).withTag(`worker ${args.worker}`), `worker ${args.worker}`);
+        const log = createLogger(config.logLevel, config.logFormat).withTag(`worker ${args.worker}`);
+        return void runServer(config, log, { worker: Number(args.worker) });
       }
 
       let loaded = loadConfig({ flags });
+      const log = createLogger(loaded.config.logLevel, loaded.config.logFormat);
       if (!loaded.config.apiKey) {
         const key = `sk-parley-${randomBytes(24).toString("base64url")}`;
         setConfigValue(loaded.configFile, "API_KEY", key);
-        process.stdout.write(`No API_KEY was set, so parley generated one and stored it in ${loaded.configFile}:\n  ${key}\n`);
+        // stderr: stdout carries only the ready line.
+        announce(loaded.config.logFormat, `No API_KEY was set, so parley generated one and stored it in ${loaded.configFile}:\n  ${key}`);
         loaded = loadConfig({ flags });
       }
       const { config, configFile } = loaded;
-      const log = createLogger(config.logLevel);
-      if (config.workers === 1 && !args.reload) return void runServer(config, log);
+      if (config.workers === 1 && !args.reload) {
+        const url = runServer(config, log);
+        summarize(loaded, log);
+        return printReady(url, config);
+      }
 
-      // Workers must agree on one port; with --port 0 the supervisor picks a free one for all of them.
-      const port = config.port === 0 ? freePort(config.host) : config.port;
-      const passed = ["--host", config.host, "--port", String(port), ...(args["log-level"] ? ["--log-level", args["log-level"]] : [])];
+      // Workers must agree on one port; with --port 0 the check picks a free one for all of them.
+      const port = checkPort(config.host, config.port);
+      summarize(loaded, log);
+      const passed = ["--host", config.host, "--port", String(port), ...(args["log-level"] ? ["--log-level", args["log-level"]] : []), ...(args["log-format"] ? ["--log-format", args["log-format"]] : [])];
       if (args.reload) mkdirSync(config.configDir, { recursive: true });
-      log.info(`parley supervising ${config.workers} worker(s) on http://${config.host}:${port}${args.reload ? ", reloading on configuration changes" : ""}`);
+      const url = urlOf(config.host, port);
+      log.info(`parley supervising ${config.workers} worker(s) on ${url}${args.reload ? ", reloading on configuration changes" : ""}`);
       supervise({
         workers: config.workers,
         args: passed,
@@ -56,13 +66,23 @@ export default defineCommand({
         },
         graceMs: config.shutdownGraceMs,
         log,
+        onReady: () => printReady(url, config),
       });
     }),
 });
 
-function freePort(hostname: string): number {
-  const probe = Bun.serve({ hostname, port: 0, fetch: () => new Response() });
-  const port = probe.port!;
-  probe.stop(true);
-  return port;
+const PROVIDER_VARIABLES: Record<string, string> = { alpha: "ALPHA_API_KEY (or ALPHA_BASE_URL)", beta: "BETA_REGION and AWS credentials" };
+
+/** What a person starting the server wants to know: providers, where the key and the data live. */
+function summarize({ config, entries, configFile }: Loaded, log: Logger): void {
+  const providers = Object.entries(configuredProviders(config));
+  log.info(`providers: ${providers.map(([name, ok]) => `${name} ${ok ? "configured" : "not configured"}`).join(", ")}`);
+  const source = entries.find((e) => e.key === "API_KEY")?.source;
+  log.info(`API key: ${source === "config file" ? `in ${configFile}` : `from ${source === "env" ? "the environment" : source === ".env" ? "./.env" : source}`}`);
+  log.info(`data: ${config.dataDir}; files in ${config.files.bucket ? `S3 bucket ${config.files.bucket}` : "the local store there"}`);
+  const real = providers.filter(([name]) => name !== "mock");
+  if (!real.some(([, ok]) => ok)) {
+    const missing = real.map(([name]) => PROVIDER_VARIABLES[name] ?? name).join(", or ");
+    log.warn(`no real provider is configured: only the built-in mock answers (model "mock"); set ${missing} (parley config set KEY VALUE)`);
+  }
 }

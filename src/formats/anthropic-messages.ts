@@ -205,6 +205,9 @@ function streamEncoder(model: string): StreamEncoder {
         case "usage":
           usage.add(event);
           return [];
+        case "reasoning":
+          // This format has no place for reasoning text.
+          return [];
       }
     },
     error: (error) => [{ event: "error", data: { type: "error", error: { type: error.type, message: error.message } } }],

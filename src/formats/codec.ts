@@ -1,5 +1,5 @@
 import type { GatewayError } from "../errors.ts";
-import type { ChatReply, ChatRequest, Finish, FinishReason, SseEvent, StreamEvent } from "../ir.ts";
+import type { ChatReply, ChatRequest, Finish, FinishReason, SseEvent, StreamEvent, Usage } from "../ir.ts";
 import type { Dialect } from "../providers/provider.ts";
 import type { Json } from "./read.ts";
 
@@ -18,8 +18,12 @@ export interface Codec {
   streamEncoder(model: string, request: ChatRequest): StreamEncoder;
   /** Text found in the last event of a complete stream: a stream passed through without it was cut short. */
   lastEvent: string;
+  /** For dialects that name their events: the names a complete stream may end with (see guardStream). */
+  endEvents?: string[];
   /** The wire dialect this codec speaks, when a provider may take it natively (same family, no conversion). */
   dialect?: Dialect;
+  /** Token counts from the last events of a stream passed through in this dialect, if it carries them. */
+  usageIn?(tail: string): Usage | undefined;
 }
 
 /** Turns one upstream stream chunk into IR events; keeps its own state in closures. */

@@ -1,8 +1,8 @@
 import { validationError } from "../errors.ts";
-import type { ChatReply, ChatRequest, Finish, Message, Part, SseEvent, Tool, ToolChoice, Usage } from "../ir.ts";
+import type { ChatReply, ChatRequest, Finish, Message, Part, ResponseFormat, SseEvent, Tool, ToolChoice, Usage } from "../ir.ts";
 import { randomId, usageTracker, type Codec, type StreamEncoder } from "./codec.ts";
 import {
-  fileIds, isObject, messageList, numberIn, objectList, optionalBoolean, optionalString, parseDataUrl, positiveInt, stringList,
+  fileIds, isObject, messageList, numberIn, numberOr, objectList, optionalBoolean, optionalString, parseDataUrl, positiveInt, stringList,
   type Json,
 } from "./read.ts";
 
@@ -47,6 +47,24 @@ export function decodeRequest(body: Json): ChatRequest {
     stream: optionalBoolean(body, "stream") ?? false,
     includeUsage: streamOptions.include_usage === true,
     fileIds: fileIds(body),
+    ...(body.parallel_tool_calls === false ? { parallelToolCalls: false } : {}),
+    responseFormat: decodeResponseFormat(body.response_format),
+  };
+}
+
+/** `text` is the default shape: nothing to ask for. */
+function decodeResponseFormat(value: unknown): ResponseFormat | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (isObject(value) && value.type === "text") return undefined;
+  if (isObject(value) && value.type === "json_object") return { type: "json_object" };
+  const spec = isObject(value) && value.type === "json_schema" && isObject(value.json_schema) ? value.json_schema : undefined;
+  if (!spec || typeof spec.name !== "string" || !isObject(spec.schema)) {
+    throw validationError("response_format", "must be {type: text}, {type: json_object} or {type: json_schema, json_schema: {name, schema}}");
+  }
+  return {
+    type: "json_schema", name: spec.name, schema: spec.schema,
+    ...(typeof spec.description === "string" ? { description: spec.description } : {}),
+    ...(typeof spec.strict === "boolean" ? { strict: spec.strict } : {}),
   };
 }
 
@@ -135,7 +153,10 @@ function toFinishReason(finish: Finish): string {
 
 const chatId = (id?: string) => (id?.startsWith("chatcmpl") ? id : randomId("chatcmpl-"));
 const now = () => Math.floor(Date.now() / 1000);
-const usageOf = (u: Usage) => ({ prompt_tokens: u.inputTokens, completion_tokens: u.outputTokens, total_tokens: u.inputTokens + u.outputTokens });
+const usageOf = (u: Usage) => ({
+  prompt_tokens: u.inputTokens, completion_tokens: u.outputTokens, total_tokens: u.inputTokens + u.outputTokens,
+  ...(u.cacheReadTokens ? { prompt_tokens_details: { cached_tokens: u.cacheReadTokens } } : {}),
+});
 
 function encodeReply(reply: ChatReply, model: string) {
   const text = reply.content.filter((p) => p.type === "text").map((p) => p.text).join("");
@@ -186,6 +207,9 @@ function streamEncoder(model: string, request: ChatRequest): StreamEncoder {
         case "usage":
           usage.add(event);
           return [];
+        case "reasoning":
+          // This format has no place for reasoning text.
+          return [];
       }
     },
     error: (error) => [{ data: { error: { type: error.type, message: error.message } } }],
@@ -199,4 +223,18 @@ function streamEncoder(model: string, request: ChatRequest): StreamEncoder {
   };
 }
 
-export const openaiChat: Codec = { decodeRequest, encodeReply, streamEncoder, lastEvent: "[DONE]", dialect: "openai-chat" };
+/** The usage chunk OpenAI sends before `[DONE]` when the client asked with `stream_options.include_usage`. */
+function usageIn(tail: string): Usage | undefined {
+  const at = tail.lastIndexOf('"usage":{');
+  if (at === -1) return undefined;
+  const start = tail.lastIndexOf("data:", at);
+  const end = tail.indexOf("\n", at);
+  try {
+    const usage = JSON.parse(tail.slice(start + 5, end === -1 ? undefined : end)).usage;
+    return { inputTokens: numberOr(usage.prompt_tokens) ?? 0, outputTokens: numberOr(usage.completion_tokens) ?? 0 };
+  } catch {
+    return undefined;
+  }
+}
+
+export const openaiChat: Codec = { decodeRequest, encodeReply, streamEncoder, lastEvent: "[DONE]", dialect: "openai-chat", usageIn };

@@ -12,10 +12,20 @@ export function sseText(events: SseEvent[]): string {
 export interface StreamEnding {
   /** Text the last event of a complete stream contains. */
   last: string;
+  /**
+   * For dialects that name their events (`event: x`) and end with a large one (the Responses API's
+   * `response.completed` repeats the whole reply): the names a complete stream may end with,
+   * checked against the last `event:` line instead of the last bytes.
+   */
+  names?: string[];
   error: (error: GatewayError) => SseEvent[];
 }
 
-const TAIL_BYTES = 64;
+/** Enough of an unfinished line to read an event name from it. */
+const LINE_START = 64;
+
+/** Reads this many last chunks at the end: enough for the last event and a usage event before it. */
+const TAIL_CHUNKS = 3;
 
 /**
  * An upstream's stream handed on byte for byte. When it breaks, or ends without its dialect's last
@@ -29,10 +39,12 @@ export function guardStream(
   failure: (error: unknown) => Error,
   incomplete: GatewayError,
   onBreak: (error: GatewayError) => void,
+  /** Given the text of the last chunks of a complete stream (its usage event, if it sent one). */
+  onEnd?: (tail: string) => void,
 ): ReadableStream<Uint8Array> {
   const reader = body.getReader();
-  let previous: Uint8Array | undefined;
-  let latest: Uint8Array | undefined;
+  const recent: Uint8Array[] = [];
+  const named = ending.names && lastEventName();
   const fail = (controller: ReadableStreamDefaultController<Uint8Array>, error: GatewayError) => {
     onBreak(error);
     controller.enqueue(new TextEncoder().encode(sseText(ending.error(error))));
@@ -48,17 +60,35 @@ export function guardStream(
         return fail(controller, failed instanceof GatewayError ? failed : incomplete);
       }
       if (!next.done) {
-        [previous, latest] = [latest, next.value];
+        if (recent.push(next.value) > TAIL_CHUNKS) recent.shift();
+        named?.feed(next.value);
         return controller.enqueue(next.value);
       }
-      if (!tail(previous, latest).includes(ending.last)) return fail(controller, incomplete);
+      const tail = Buffer.concat(recent).toString();
+      const complete = named ? ending.names!.includes(named.name()) : tail.includes(ending.last);
+      if (!complete) return fail(controller, incomplete);
+      onEnd?.(tail);
       controller.close();
     },
     cancel: (reason) => reader.cancel(reason),
   }, { highWaterMark: 0 });
 }
-
-function tail(previous: Uint8Array | undefined, latest: Uint8Array | undefined): string {
-  const bytes = Buffer.concat([previous?.subarray(-TAIL_BYTES) ?? new Uint8Array(), latest?.subarray(-TAIL_BYTES) ?? new Uint8Array()]);
-  return bytes.toString("latin1");
+/**
+ * The name on the last complete `event:` line, read chunk by chunk. An unfinished line is carried
+ * into the next chunk (its first bytes are enough); JSON data holds no raw newline, so a line that
+ * starts with `event:` is an event's name, never text inside one.
+ */
+function lastEventName() {
+  let carry = "\n";
+  let name = "";
+  return {
+    feed(chunk: Uint8Array) {
+      const text = carry + Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString("latin1");
+      const end = text.lastIndexOf("\n");
+      const at = end > 0 ? text.lastIndexOf("\nevent:", end - 1) : -1;
+      if (at >= 0) name = text.slice(at + 7, text.indexOf("\n", at + 1)).trim();
+      carry = text.slice(end, end + LINE_START);
+    },
+    name: () => name,
+  };
 }

@@ -1,11 +1,4 @@
-import type { Config, ProviderName } from "../config.ts";
-
-export interface ModelInfo {
-  id: string;
-  object: "model";
-  created: number;
-  owned_by: string;
-}
+import type { ProviderName } from "../config.ts";
 
 /** Well-known models; any id that routes can still be used. Dates are the vendors' release days. */
 const KNOWN: [ProviderName, string, string, string][] = [
@@ -35,15 +28,7 @@ const KNOWN: [ProviderName, string, string, string][] = [
 
 const unix = (day: string) => Math.floor(Date.parse(day) / 1000);
 
-/** The models of the configured providers, with the default model and aliases added. */
-export function listModels(config: Config, configured: Record<ProviderName, boolean>): ModelInfo[] {
-  const models = KNOWN.filter(([provider]) => configured[provider]).map(([, id, owner, day]) => model(id, owner, unix(day)));
-  const extra = [config.alpha.defaultModel, ...config.modelAliases.keys()].filter(
-    (id): id is string => !!id && !models.some((m) => m.id === id),
-  );
-  return [...models, ...extra.map((id) => model(id, "parley", 0))];
-}
-
-function model(id: string, owned_by: string, created: number): ModelInfo {
-  return { id, object: "model", created, owned_by };
+/** The built-in list of a provider's models: what /v1/models shows when discovery has nothing. */
+export function catalogue(provider: ProviderName): { id: string; owned_by: string; created: number }[] {
+  return KNOWN.filter(([p]) => p === provider).map(([, id, owned_by, day]) => ({ id, owned_by, created: unix(day) }));
 }

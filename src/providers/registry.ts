@@ -1,5 +1,6 @@
 import type { Config, ProviderName } from "../config.ts";
 import { unavailable } from "../errors.ts";
+import type { Listers } from "./discovery.ts";
 import type { Provider } from "./provider.ts";
 
 /** What a provider needs before parley can call it; the mock needs nothing. */
@@ -35,3 +36,19 @@ export function createProviders(config: Config) {
 }
 
 export type Providers = ReturnType<typeof createProviders>;
+
+/** How each configured provider lists its models, for discovery (loaded on first use, like the providers). */
+export function modelListers(config: Config): Listers {
+  const configured = configuredProviders(config);
+  return {
+    ...(configured.alpha ? { alpha: () => import("./openai/models.ts").then((m) => m.listOpenAIModels(config)) } : {}),
+    ...(configured.beta
+      ? {
+          beta: async () => {
+            const { createBedrockControl } = await import("./bedrock/control.ts");
+            return (await createBedrockControl(config.beta, config.upstreamTimeoutMs).models()).map(({ id, vendor, created }) => ({ id, owned_by: vendor, created }));
+          },
+        }
+      : {}),
+  };
+}

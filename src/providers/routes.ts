@@ -1,5 +1,7 @@
 import type { Config, ProviderName } from "../config.ts";
+import { closeMatches } from "../did-you-mean.ts";
 import { notFound } from "../errors.ts";
+import { anthropicProfile } from "./anthropic-models.ts";
 
 const BEDROCK_VENDORS = "anthropic|amazon|ai21|cohere|meta|mistral|deepseek|qwen|openai|writer";
 const BEDROCK_GEOS = "us|eu|apac|global|us-gov|jp|au|ca";
@@ -19,19 +21,37 @@ export interface Route {
   provider: ProviderName;
 }
 
-/** Model id -> provider: configured aliases and routes first, then the built-in patterns. */
-export function createRouter(config: Pick<Config, "modelAliases" | "modelRoutes">) {
+/** What the upstreams list, as model discovery knows it (nothing, when it is off). */
+export interface Known {
+  providerOf(id: string): ProviderName | undefined;
+  ids(): string[];
+}
+
+const NOTHING_KNOWN: Known = { providerOf: () => undefined, ids: () => [] };
+
+/**
+ * Model id -> provider, first match wins: an alias (MODEL_ALIASES) names the model, then the
+ * configured routes (MODEL_ROUTES), then the upstream that lists the id, then Anthropic's own names
+ * (to Bedrock, as BETA_REGION's cross-region profile), then the built-in patterns.
+ */
+export function createRouter(config: Pick<Config, "modelAliases" | "modelRoutes"> & { beta?: Pick<Config["beta"], "region"> }, known: Known = NOTHING_KNOWN) {
   const custom: [RegExp, ProviderName][] = config.modelRoutes.map(({ pattern, provider }) => [glob(pattern), provider]);
-  const table = [...custom, ...BUILT_IN];
 
   return function route(requested: string): Route {
     const model = config.modelAliases.get(requested) ?? requested;
-    const match = table.find(([pattern]) => pattern.test(model));
-    if (!match) {
-      throw notFound(`The model '${requested}' is not routed to any provider: use a known id (GET /v1/models), or route it with MODEL_ROUTES (pattern=alpha|beta) or MODEL_ALIASES (alias=model).`);
-    }
-    return { requested, model, provider: match[1] };
+    const provider = custom.find(([pattern]) => pattern.test(model))?.[1] ?? known.providerOf(model);
+    const profile = provider ? undefined : anthropicProfile(model, config.beta?.region);
+    if (profile) return { requested, model: profile, provider: "beta" };
+    const matched = provider ?? BUILT_IN.find(([pattern]) => pattern.test(model))?.[1];
+    if (!matched) throw unknownModel(requested, known.ids());
+    return { requested, model, provider: matched };
   };
+}
+
+function unknownModel(requested: string, ids: string[]) {
+  const near = closeMatches(requested, ids);
+  const hint = near.length ? ` Did you mean ${near.map((id) => `'${id}'`).join(", ")}?` : "";
+  return notFound(`The model '${requested}' is not routed to any provider.${hint} Use an id from GET /v1/models, or route it with MODEL_ROUTES (pattern=alpha|beta) or MODEL_ALIASES (alias=model).`);
 }
 
 export type Router = ReturnType<typeof createRouter>;

@@ -1,4 +1,5 @@
 import { writeSync } from "node:fs";
+import type { LogFormat } from "../log.ts";
 
 const FLUSH_MS = 50;
 
@@ -7,7 +8,7 @@ export interface AccessEntry {
   /** Epoch ms when the request arrived. */
   at: number;
   method: string;
-  /** The request URL; the path is cut out in the batch. Not the Request: holding those held far more memory. */
+  /** The request URL; path and query are cut out in the batch. Not the Request: holding those held far more memory. */
   url: string;
   status: number;
   ms: number;
@@ -15,19 +16,24 @@ export interface AccessEntry {
   model?: string;
   provider?: string;
   upstream_ms?: number;
+  /** Upstream calls it took, when more than one (retries, fallbacks). */
+  attempts?: number;
+  /** A stream that ended early: what happened. */
+  broken?: string;
 }
 
 export interface AccessLogOptions {
   tag?: string;
   /** Adds the upstream's time to first byte (LOG_LEVEL=debug). */
   upstream?: boolean;
+  format?: LogFormat;
 }
 
 /**
  * The request log's writer: one line per request, formatted and written in batches at most 50 ms
  * late (and at exit), so a request pays for an array push, not for string building or a write.
  */
-export function createAccessLog({ tag, upstream = false }: AccessLogOptions = {}): (entry: AccessEntry) => void {
+export function createAccessLog({ tag, upstream = false, format = "text" }: AccessLogOptions = {}): (entry: AccessEntry) => void {
   const prefix = tag ? `[${tag}] ` : "";
   // Lines of one second share the ISO prefix; only the milliseconds differ.
   let second = -1;
@@ -37,25 +43,37 @@ export function createAccessLog({ tag, upstream = false }: AccessLogOptions = {}
     if (s !== second) [second, secondText] = [s, new Date(s * 1000).toISOString().slice(0, 20)];
     return `${secondText}${String(at % 1000).padStart(3, "0")}Z`;
   };
-  const line = (e: AccessEntry) => {
-    const start = e.url.indexOf("/", 8);
-    const query = e.url.indexOf("?", start);
-    const path = query === -1 ? e.url.slice(start) : e.url.slice(start, query);
-    let text = `${prefix}${timestamp(e.at)} ${e.method} ${path} ${e.status} ${e.ms.toFixed(1)}ms`;
-    if (e.model) text += ` model=${e.model}`;
-    if (e.provider) text += ` provider=${e.provider}`;
-    if (upstream && e.upstream_ms !== undefined) text += ` upstream_ms=${e.upstream_ms}`;
-    return `${text} id=${e.id}\n`;
+  const text = (e: AccessEntry) => {
+    let line = `${prefix}${timestamp(e.at)} ${e.method} ${target(e.url)} ${e.status} ${e.ms.toFixed(1)}ms`;
+    if (e.model) line += ` model=${e.model}`;
+    if (e.provider) line += ` provider=${e.provider}`;
+    if (upstream && e.upstream_ms !== undefined) line += ` upstream_ms=${e.upstream_ms}`;
+    if (e.attempts !== undefined && e.attempts > 1) line += ` attempts=${e.attempts}`;
+    if (e.broken) line += ` stream=broken reason=${JSON.stringify(e.broken)}`;
+    return `${line} id=${e.id}\n`;
   };
+  const json = (e: AccessEntry) => {
+    const line: Record<string, unknown> = { time: timestamp(e.at), level: e.broken ? "warn" : "info" };
+    if (tag) line.tag = tag;
+    Object.assign(line, { event: "request", method: e.method, path: target(e.url), status: e.status, ms: Number(e.ms.toFixed(1)) });
+    if (e.model) line.model = e.model;
+    if (e.provider) line.provider = e.provider;
+    if (upstream && e.upstream_ms !== undefined) line.upstream_ms = e.upstream_ms;
+    if (e.attempts !== undefined && e.attempts > 1) line.attempts = e.attempts;
+    if (e.broken) Object.assign(line, { stream: "broken", reason: e.broken });
+    line.id = e.id;
+    return `${JSON.stringify(line)}\n`;
+  };
+  const line = format === "json" ? json : text;
   let pending: AccessEntry[] = [];
   const flush = () => {
     if (pending.length === 0) return;
     const batch = pending;
     pending = [];
-    let text = "";
-    for (const entry of batch) text += line(entry);
+    let out = "";
+    for (const entry of batch) out += line(entry);
     try {
-      writeSync(2, text);
+      writeSync(2, out);
     } catch {
       // stderr closed: nothing useful to do with a log line
     }
@@ -65,4 +83,33 @@ export function createAccessLog({ tag, upstream = false }: AccessLogOptions = {}
     if (pending.length === 0) setTimeout(flush, FLUSH_MS);
     pending.push(entry);
   };
+}
+
+/** Query parameters whose values are never logged. */
+const SECRET_PARAM = /key|token|secret|passw|auth|sig|credential|session/i;
+
+/**
+ * Path and query string as the client sent them, with the value of any parameter that looks like
+ * a secret masked. A target that is not a path (CONNECT's `host:port`) is shown as it came.
+ */
+export function target(url: string): string {
+  const scheme = url.indexOf("://");
+  const start = scheme === -1 ? -1 : url.indexOf("/", scheme + 3);
+  if (start === -1) return url;
+  const query = url.indexOf("?", start);
+  if (query === -1) return url.slice(start);
+  const params = url.slice(query + 1).split("&").map((pair) => {
+    const eq = pair.indexOf("=");
+    const name = eq === -1 ? pair : pair.slice(0, eq);
+    return eq !== -1 && SECRET_PARAM.test(safeDecode(name)) ? `${name}=****` : pair;
+  });
+  return `${url.slice(start, query)}?${params.join("&")}`;
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }

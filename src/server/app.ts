@@ -13,13 +13,18 @@ import { edge, REQUEST_ID } from "./edge.ts";
 import { createChat } from "../chat.ts";
 import { lazyFiles } from "../files/index.ts";
 import type { Files } from "../files/service.ts";
-import { createProviders } from "../providers/registry.ts";
+import { createDiscovery } from "../providers/discovery.ts";
+import { createProviders, modelListers } from "../providers/registry.ts";
 import { createRouter } from "../providers/routes.ts";
+import { createTokenCounter } from "../providers/tokens.ts";
 import { chatRoutes } from "./routes/chat.ts";
 import { docsRoutes } from "./routes/docs.ts";
 import { filesRoutes } from "./routes/files.ts";
 import { healthRoutes } from "./routes/health.ts";
+import { messagesRoutes } from "./routes/messages.ts";
 import { modelRoutes } from "./routes/models.ts";
+import { responsesRoutes } from "./routes/responses.ts";
+import { rootRoutes } from "./routes/root.ts";
 
 export interface AppOptions {
   config: Config;
@@ -41,7 +46,11 @@ export function createApp({ config, log, accessLog }: AppOptions) {
   };
   const files = lazyFiles(config, log, db);
   const attachFiles = async (request: Parameters<Files["attachTo"]>[0]) => (await files.files()).attachTo(request);
-  const chat = createChat({ config, log, providers: createProviders(config), router: createRouter(config), attachFiles });
+  const discovery = createDiscovery({ config, database: db, log, listers: modelListers(config) });
+  void discovery.start();
+  const providers = createProviders(config);
+  const router = createRouter(config, discovery);
+  const chat = createChat({ config, log, providers, router, attachFiles });
   const routes: { method: string; path: string }[] = [];
   const app = new Elysia({ name: "parley" })
     .use(edge({
@@ -51,10 +60,14 @@ export function createApp({ config, log, accessLog }: AppOptions) {
     .use(cors(config.corsOrigins, EXPOSED))
     .use(docsRoutes((): AnyElysia => app))
     .use(healthRoutes(config, redis?.status))
-    .use(modelRoutes(config, guard))
+    .use(modelRoutes(config, guard, discovery, router))
     .use(chatRoutes(chat, guard))
+    .use(responsesRoutes(chat, guard))
+    .use(messagesRoutes(chat, guard, createTokenCounter(config, providers, router)))
+    .use(rootRoutes())
     .use(filesRoutes(config, files, guard));
   app.onStop(() => {
+    discovery.stop();
     redis?.close();
     if (db.opened()) db().close();
   });

@@ -2,7 +2,8 @@ import type { ErrorDialect } from "../errors.ts";
 
 /** Whose error envelope a request's caller expects: by path, and for /v1/models by Anthropic's version header. */
 export function errorDialect(request: Request): ErrorDialect {
-  const path = new URL(request.url).pathname;
+  // CONNECT's target is host:port, not a URL.
+  const path = URL.canParse(request.url) ? new URL(request.url).pathname : "";
   if (path.startsWith("/v1/messages")) return "anthropic";
   if (path.startsWith("/v1/responses")) return "openai";
   if (path.startsWith("/v1/models") && request.headers.has("anthropic-version")) return "anthropic";

@@ -20,14 +20,53 @@ export interface EdgeOptions {
  * by Request cost measurably more per request.
  */
 const LOG = Symbol("parley.log");
-type LogState = { at: number; start: number; model?: string; provider?: string; upstream_ms?: number };
-type Noted = { [LOG]?: LogState };
+const OVER_LIMIT = Symbol("parley.overLimit");
+type Fields = { model?: string; provider?: string; upstream_ms?: number; attempts?: number; broken?: string };
+type LogState = Fields & { at: number; start: number; written?: AccessEntry; write?: (entry: AccessEntry) => void };
+type Noted = { [LOG]?: LogState; [OVER_LIMIT]?: number };
 
-/** Adds fields (model, provider, upstream timing) to a request's log line. Never secrets or content. */
-export function note(set: object, fields: Omit<LogState, "at" | "start">): void {
+/**
+ * Adds fields (model, provider, upstream timing) to a request's log line. Never secrets or content.
+ * A stream's line is written when it starts; `broken` noted after that writes a second line, with
+ * the same request id, saying what ended the stream.
+ */
+export function note(set: object, fields: Fields): void {
   const state = (set as Noted)[LOG];
-  if (state) Object.assign(state, fields);
+  if (!state) return;
+  Object.assign(state, fields);
+  if (fields.broken && state.written) state.write?.({ ...state.written, ms: performance.now() - state.start, broken: fields.broken });
 }
+
+/**
+ * The request body limit, enforced by parley so that every over-limit body, of any size and sent
+ * either way, gets the envelope (Bun's own limit answers with its own 413 page). A declared length
+ * over the limit is refused before a byte is read; a chunked body is counted as it is read, and the
+ * reader fails once it goes over. Bytes the client still sends are drained by Bun, not buffered.
+ */
+export function bodyLimit(max: number) {
+  return (context: { request: Request; set: object }) => {
+    const { request, set } = context;
+    const length = request.headers.get("content-length");
+    if (length !== null) {
+      if (Number(length) > max) throw tooLarge(max);
+      return;
+    }
+    if (!request.headers.has("transfer-encoding") || !request.body) return;
+    let seen = 0;
+    const counted = request.body.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        seen += chunk.byteLength;
+        if (seen <= max) return controller.enqueue(chunk);
+        (set as Noted)[OVER_LIMIT] = max;
+        controller.error(tooLarge(max));
+      },
+    }));
+    context.request = new Request(request, { body: counted, duplex: "half" } as RequestInit);
+  };
+}
+
+const tooLarge = (max: number) =>
+  new GatewayError(413, "invalid_request_error", `The request body is larger than the limit of ${max} bytes (MAX_UPLOAD_BYTES and 1 MiB for multipart framing).`);
 
 /**
  * The app's edge: every request gets an id; every failure, Elysia's own included, becomes the
@@ -39,14 +78,18 @@ export function edge(options: EdgeOptions) {
   const finish = (request: Request, set: { headers: unknown }, status: number) => {
     const state = (set as Noted)[LOG];
     if (!accessLog || !state) return;
-    const { at, start, model, provider, upstream_ms } = state;
-    accessLog({ at, method: request.method, url: request.url, status, ms: performance.now() - start, id: (set.headers as Record<string, string>)[REQUEST_ID]!, model, provider, upstream_ms });
+    const { at, start, model, provider, upstream_ms, attempts, broken } = state;
+    const entry: AccessEntry = { at, method: request.method, url: request.url, status, ms: performance.now() - start, id: (set.headers as Record<string, string>)[REQUEST_ID]!, model, provider, upstream_ms, attempts, broken };
+    accessLog(entry);
+    state.written = entry;
   };
 
   return new Elysia({ name: "parley/edge" })
     .onRequest(({ set, request }) => {
       set.headers[REQUEST_ID] = request.headers.get(REQUEST_ID)?.slice(0, 128) || crypto.randomUUID();
-      if (accessLog) (set as Noted)[LOG] = { at: Date.now(), start: performance.now() };
+      if (accessLog) (set as Noted)[LOG] = { at: Date.now(), start: performance.now(), write: accessLog };
+      // Not a proxy: CONNECT's target is a host:port, and the client would wait for a tunnel.
+      if (request.method === "CONNECT") throw new GatewayError(405, "invalid_request_error", "CONNECT is not supported: parley is not a proxy.", { headers: { connection: "close" } });
     })
     .onAfterHandle({ as: "global" }, ({ request, set, responseValue }) => {
       finish(request, set, responseValue instanceof Response ? responseValue.status : typeof set.status === "number" ? set.status : 200);
@@ -61,7 +104,9 @@ export function edge(options: EdgeOptions) {
       function respond(): Response {
         // The client went away mid-request: nobody is left to answer, and it is not a bug.
         if (request.signal.aborted) return new Response(null, { status: 499, headers });
-        const known = toGatewayError(code, error, request, options.isKnownPath);
+        // Elysia's own body parser hides the reason a read failed behind its PARSE error.
+        const over = (set as Noted)[OVER_LIMIT];
+        const known = over !== undefined ? tooLarge(over) : toGatewayError(code, error, request, options.isKnownPath);
         if (known) return errorResponse(known, debug, headers, errorDialect(request));
         log.error(`request ${headers[REQUEST_ID]} failed:`, error);
         const bug = new GatewayError(500, "internal_server_error", `Internal error; quote request id ${headers[REQUEST_ID]} when reporting it.`);
@@ -81,7 +126,7 @@ function toGatewayError(code: string | number, error: unknown, request: Request,
   if (error instanceof GatewayError) return error;
   switch (code) {
     case "NOT_FOUND": {
-      const path = new URL(request.url).pathname;
+      const path = pathOf(request.url);
       if (isKnownPath(path)) return new GatewayError(405, "invalid_request_error", `Method ${request.method} is not allowed on ${path}.`);
       return notFound(`No route ${request.method} ${path}.`);
     }
@@ -101,4 +146,9 @@ function validationSummary(error: unknown): string | undefined {
   const all = (error as { all?: { path?: string; summary?: string; message?: string }[] }).all;
   if (!Array.isArray(all) || all.length === 0) return undefined;
   return all.map((e) => `${(e.path ?? "").replace(/^\//, "").replaceAll("/", ".") || "body"}: ${e.summary ?? e.message}`).join("; ");
+}
+
+/** The URL's path, or the whole target when it is not a URL (CONNECT's host:port). */
+function pathOf(url: string): string {
+  return URL.canParse(url) ? new URL(url).pathname : url;
 }

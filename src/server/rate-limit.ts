@@ -38,8 +38,13 @@ export function createRateLimiter(database: () => Database, rpm: number) {
   const leases = new Map<string, Lease>();
   const janitor = setInterval(() => {
     const window = currentWindow();
-    statements?.prune.run({ window: window - 1 });
     pruneLeases(leases, window);
+    try {
+      statements?.prune.run({ window: window - 1 });
+    } catch {
+      // The app closed the database: it has stopped, and so does the janitor.
+      clearInterval(janitor);
+    }
   }, WINDOW_SECONDS * 1000);
   janitor.unref();
 

@@ -1,30 +1,62 @@
 import type { Config } from "../config.ts";
+import { envelope, GatewayError } from "../errors.ts";
 import type { Logger } from "../log.ts";
+import { configuredProviders } from "../providers/registry.ts";
 import { createAccessLog } from "./access-log.ts";
 import { createApp } from "./app.ts";
+import { bodyLimit } from "./edge.ts";
+
+/** Room for a multipart upload's framing and other fields around a file of MAX_UPLOAD_BYTES. */
+const MULTIPART_SLACK = 1024 * 1024;
+
+export interface RunOptions {
+  /** Runs as worker N of a supervisor: shares the port, and reports and stops over IPC. */
+  worker?: number;
+}
+
+/** Messages between a supervisor and its workers. */
+export type WorkerMessage = { type: "ready" } | { type: "stop" };
 
 /**
- * Runs one server process: listens, and on SIGINT/SIGTERM stops accepting, lets in-flight
- * requests and streams finish (at most SHUTDOWN_GRACE_MS), closes SQLite and exits.
+ * Runs one server process: listens, and on SIGINT/SIGTERM (or a supervisor's stop message, or the
+ * supervisor going away) stops accepting, lets in-flight requests and streams finish (at most
+ * SHUTDOWN_GRACE_MS), closes SQLite and exits. Returns the URL it serves on.
  */
-export function runServer(config: Config, log: Logger, tag?: string) {
+export function runServer(config: Config, log: Logger, { worker }: RunOptions = {}): string {
+  const tag = worker === undefined ? undefined : `worker ${worker}`;
   const logsRequests = ["info", "debug", "trace"].includes(config.logLevel);
-  const app = createApp({ config, log, ...(logsRequests ? { accessLog: createAccessLog({ tag, upstream: ["debug", "trace"].includes(config.logLevel) }) } : {}) }).listen({
-    hostname: config.host,
-    port: config.port,
-    reusePort: true,
-    // Streams can sit quiet for long stretches while a model thinks.
-    idleTimeout: 0,
-    maxRequestBodySize: config.files.maxUploadBytes + 1024 * 1024,
-  });
+  const accessLog = logsRequests ? createAccessLog({ tag, upstream: ["debug", "trace"].includes(config.logLevel), format: config.logFormat }) : undefined;
+  const app = createApp({ config, log, ...(accessLog ? { accessLog } : {}) });
+  app.onRequest(bodyLimit(config.files.maxUploadBytes + MULTIPART_SLACK));
+  try {
+    app.listen({
+      hostname: config.host,
+      port: config.port,
+      // Only a supervisor's own workers share a port; a lone server must not split a port with anyone.
+      reusePort: worker !== undefined,
+      // Streams can sit quiet for long stretches while a model thinks.
+      idleTimeout: 0,
+      // parley enforces the body limit itself (edge.ts), so that the answer is the envelope.
+      maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+      development: false,
+      // Last resort for anything that escapes the app: the envelope, never Bun's error page.
+      error: (error) => {
+        log.error("unhandled error:", error);
+        return Response.json(envelope(new GatewayError(500, "internal_server_error", "Internal error.")), { status: 500 });
+      },
+    });
+  } catch (error) {
+    failToListen(config.host, config.port, error);
+  }
   const server = app.server!;
-  log.info(`parley listening on http://${server.hostname}:${server.port} (docs at /docs)`);
+  const url = urlOf(config.host, server.port!);
+  log.info(`parley listening on ${url} (docs at /docs)`);
 
   let stopping = false;
-  const shutdown = async (signal: string) => {
+  const shutdown = async (reason: string) => {
     if (stopping) return;
     stopping = true;
-    log.info(`${signal}: finishing ${server.pendingRequests} in-flight request(s), then stopping`);
+    log.info(`${reason}: finishing ${server.pendingRequests} in-flight request(s), then stopping`);
     const drained = server.stop(false);
     const grace = Bun.sleep(config.shutdownGraceMs).then(() => "timeout" as const);
     if ((await Promise.race([drained, grace])) === "timeout") {
@@ -36,5 +68,51 @@ export function runServer(config: Config, log: Logger, tag?: string) {
   };
   process.on("SIGINT", () => void shutdown("SIGINT"));
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
-  return app;
+  if (worker !== undefined && process.send) {
+    process.on("message", (message: WorkerMessage) => {
+      if (message?.type === "stop") void shutdown("stop from the supervisor");
+    });
+    // The IPC channel closes when the supervisor exits, however it died: no orphan keeps serving.
+    process.on("disconnect", () => void shutdown("the supervisor is gone"));
+    process.send({ type: "ready" } satisfies WorkerMessage);
+  }
+  return url;
+}
+
+/**
+ * Checks that nothing else holds the port (another parley, or any other program) by binding it
+ * without reusePort, and returns the port (a free one for port 0). A supervisor calls this before
+ * its workers bind with reusePort, so that they never split a port with a stranger.
+ */
+export function checkPort(host: string, port: number): number {
+  try {
+    const probe = Bun.serve({ hostname: host, port, reusePort: false, development: false, fetch: () => new Response() });
+    const bound = probe.port!;
+    probe.stop(true);
+    return bound;
+  } catch (error) {
+    return failToListen(host, port, error);
+  }
+}
+
+/** One line naming the port and what is wrong, exit code 2: never a stack trace. */
+function failToListen(host: string, port: number, error: unknown): never {
+  const code = (error as { code?: string }).code;
+  const why =
+    code === "EADDRINUSE" ? "is already in use (by another parley or another program); stop it or choose another port with --port"
+    : code === "EACCES" ? "needs privileges this user lacks; choose a port above 1023 with --port"
+    : code === "EADDRNOTAVAIL" ? `cannot be opened: ${host} is not an address of this machine (--host)`
+    : `cannot be opened: ${error instanceof Error ? error.message : String(error)}`;
+  process.stderr.write(`parley: port ${port} on ${host} ${why}\n`);
+  process.exit(2);
+}
+
+/** The one line a script waits for on stdout: where parley listens, its pid, and its providers. */
+export function printReady(url: string, config: Config): void {
+  const providers = Object.fromEntries(Object.entries(configuredProviders(config)).map(([name, ok]) => [name, ok ? "available" : "not_configured"]));
+  process.stdout.write(`${JSON.stringify({ event: "ready", url, pid: process.pid, providers })}\n`);
+}
+
+export function urlOf(host: string, port: number): string {
+  return `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
 }

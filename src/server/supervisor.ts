@@ -2,6 +2,7 @@ import { watch, type FSWatcher } from "node:fs";
 import { basename, dirname } from "node:path";
 import type { Subprocess } from "bun";
 import type { Logger } from "../log.ts";
+import type { WorkerMessage } from "./serve.ts";
 
 export interface SuperviseOptions {
   workers: number;
@@ -13,16 +14,22 @@ export interface SuperviseOptions {
   validate: () => string | undefined;
   graceMs: number;
   log: Logger;
+  /** Called once, when every first worker is serving. */
+  onReady?: () => void;
 }
 
 interface Worker {
   index: number;
-  proc: Subprocess<"ignore", "inherit", "pipe">;
+  proc: Subprocess;
+  /** True once the worker reports (over IPC) that it is listening; false if it exits or hangs first. */
   ready: Promise<boolean>;
-  retiring: boolean;
 }
 
 const RESTART_DELAY_MS = 500;
+/** A worker that has not said it is ready by then is taken as failed. */
+const READY_TIMEOUT_MS = 30_000;
+/** After the grace period, a worker that has still not exited is killed. */
+const KILL_AFTER_MS = 2_000;
 
 /** This program again: the binary itself, or `bun <entry script>` (keeping --smol) from source. */
 function self(): string[] {
@@ -33,86 +40,131 @@ function self(): string[] {
 /**
  * Runs N worker processes on one port (reusePort), restarts any that crash, replaces them all
  * when a watched configuration file changes (new ones first, then the old ones drain), and stops
- * them all on SIGINT/SIGTERM.
+ * them all on SIGINT/SIGTERM. Readiness and stopping go over IPC; every worker ever started is
+ * tracked until it exits, and a worker whose supervisor dies stops by itself (serve.ts).
  */
 export function supervise(options: SuperviseOptions): void {
   const { log } = options;
-  let workers: Worker[] = [];
+  /** Every worker started that has not exited yet: serving, starting or draining. */
+  const live = new Set<Worker>();
+  /** The generation that serves; a crashed one of these is replaced. */
+  let serving: Worker[] = [];
   let stopping = false;
   let generation = 0;
+  let watchers: FSWatcher[] = [];
 
   function spawn(index: number): Worker {
+    let settle: (ok: boolean) => void = () => {};
+    const ready = new Promise<boolean>((resolve) => (settle = resolve));
     const proc = Bun.spawn([...self(), "serve", ...options.args, "--worker", String(index)], {
       stdin: "ignore",
       stdout: "inherit",
-      stderr: "pipe",
+      stderr: "inherit",
       env: process.env,
-      onExit(_proc, code) {
-        if (stopping || worker.retiring) return;
-        log.warn(`worker ${index} exited (code ${code}); restarting it`);
+      serialization: "json",
+      ipc(message: WorkerMessage) {
+        if (message?.type === "ready") settle(true);
+      },
+      onExit(_proc, code, signal) {
+        live.delete(worker);
+        settle(false);
+        if (stopping || !serving.includes(worker)) return;
+        log.warn(`worker ${index} exited (${signal ?? `code ${code}`}); restarting it`);
         setTimeout(() => {
-          if (stopping || worker.retiring) return;
-          workers = workers.map((w) => (w === worker ? spawn(index) : w));
+          if (stopping || !serving.includes(worker)) return;
+          serving = serving.map((w) => (w === worker ? spawn(index) : w));
         }, RESTART_DELAY_MS);
       },
     });
-    const worker: Worker = { index, proc, ready: forward(proc.stderr), retiring: false };
+    const timeout = setTimeout(() => settle(false), READY_TIMEOUT_MS);
+    void ready.then(() => clearTimeout(timeout));
+    const worker: Worker = { index, proc, ready };
+    live.add(worker);
     return worker;
   }
 
   const startAll = () => Array.from({ length: options.workers }, (_, i) => spawn(i + 1));
+  const allReady = async (workers: Worker[]) => (await Promise.all(workers.map((w) => w.ready))).every(Boolean);
+
+  /** Asks workers to finish their in-flight requests and exit; kills those still there after the grace. */
+  function retire(workers: Worker[]) {
+    for (const worker of workers) {
+      tell(worker, { type: "stop" });
+      setTimeout(() => live.has(worker) && worker.proc.kill("SIGKILL"), options.graceMs + KILL_AFTER_MS).unref();
+    }
+  }
 
   async function reload() {
+    if (stopping) return;
     const problem = options.validate();
     if (problem) return log.error(`configuration changed but is invalid, keeping the running workers: ${problem}`);
     const mine = ++generation;
     log.info("configuration changed: starting new workers");
     const fresh = startAll();
-    const ok = await Promise.all(fresh.map((w) => w.ready));
-    if (mine !== generation || stopping) return;
-    if (!ok.every(Boolean)) {
-      for (const w of fresh) (w.retiring = true), w.proc.kill("SIGTERM");
+    const ok = await allReady(fresh);
+    if (stopping) return;
+    if (mine !== generation) {
+      retire(fresh);
+      return log.info("a newer configuration change superseded this reload; its workers are stopped");
+    }
+    if (!ok) {
+      retire(fresh);
       return log.error("the new workers did not start; keeping the running ones");
     }
-    const old = workers;
-    workers = fresh;
-    for (const w of old) (w.retiring = true), w.proc.kill("SIGTERM");
+    const old = serving;
+    serving = fresh;
+    retire(old);
     log.info("reloaded: old workers are finishing their in-flight requests");
   }
 
-  async function stop(signal: string) {
+  async function stop(reason: string, code = 0) {
     if (stopping) return;
     stopping = true;
-    log.info(`${signal}: stopping ${workers.length} worker(s)`);
-    for (const w of workers) w.proc.kill("SIGTERM");
-    const exited = Promise.all(workers.map((w) => w.proc.exited));
-    const late = Bun.sleep(options.graceMs + 2000).then(() => "late" as const);
-    if ((await Promise.race([exited, late])) === "late") for (const w of workers) w.proc.kill("SIGKILL");
     watchers.forEach((w) => w.close());
-    process.exit(0);
+    const all = [...live];
+    log.info(`${reason}: stopping ${all.length} worker(s)`);
+    for (const worker of all) tell(worker, { type: "stop" });
+    const exited = Promise.all(all.map((w) => w.proc.exited));
+    const late = Bun.sleep(options.graceMs + KILL_AFTER_MS).then(() => "late" as const);
+    if ((await Promise.race([exited, late])) === "late") for (const worker of live) worker.proc.kill("SIGKILL");
+    process.exit(code);
   }
 
-  workers = startAll();
-  const watchers = (options.watch ?? []).flatMap((file) => watchFile(file, debounce(() => void reload(), 200)));
+  /**
+   * Ready once every serving worker is. A first worker that exits by itself (port taken meanwhile,
+   * a bad host) will not do better on a restart; one killed by a signal is a crash, and its
+   * replacement is waited for.
+   */
+  async function firstStart(): Promise<Worker | undefined> {
+    for (let round = 0; round < 5; round++) {
+      const current = serving;
+      if (await allReady(current)) return undefined;
+      const failed = current.find((w) => w.proc.signalCode === null && w.proc.exitCode !== null && w.proc.exitCode !== 0);
+      if (failed || stopping) return failed ?? current[0];
+      await Bun.sleep(RESTART_DELAY_MS + 100);
+    }
+    return serving[0];
+  }
+
+  serving = startAll();
+  void firstStart().then((failed) => {
+    if (stopping) return;
+    if (!failed) return options.onReady?.();
+    log.error("the workers did not start");
+    void stop("start-up failed", failed.proc.exitCode || 1);
+  });
+  watchers = (options.watch ?? []).flatMap((file) => watchFile(file, debounce(() => void reload(), 200)));
   process.on("SIGINT", () => void stop("SIGINT"));
   process.on("SIGTERM", () => void stop("SIGTERM"));
 }
 
-/** Copies a worker's log lines to our stderr; resolves true once it is listening, false if it ends first. */
-function forward(stream: ReadableStream<Uint8Array>): Promise<boolean> {
-  return new Promise((resolve) => {
-    let seen = "";
-    (async () => {
-      for await (const chunk of stream) {
-        process.stderr.write(chunk);
-        if (seen !== "ready") {
-          seen += new TextDecoder().decode(chunk);
-          if (seen.includes("listening on")) (seen = "ready"), resolve(true);
-        }
-      }
-      resolve(false);
-    })().catch(() => resolve(false));
-  });
+/** Over IPC; a worker whose channel is already gone gets the signal instead. */
+function tell(worker: Worker, message: WorkerMessage): void {
+  try {
+    worker.proc.send(message);
+  } catch {
+    worker.proc.kill("SIGTERM");
+  }
 }
 
 /** Watches the file's directory, so that a file created, replaced or renamed into place is seen. */

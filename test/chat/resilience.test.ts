@@ -238,3 +238,33 @@ describe("client- and upstream-given names never reach Object.prototype", () => 
     expect((await response.json()).stop_reason).toBe("end_turn");
   });
 });
+
+describe("the request log tells what happened", async () => {
+  const { createApp } = await import("../../src/server/app.ts");
+  const { createLogger } = await import("../../src/log.ts");
+  const { testConfig } = await import("../lib/app.ts");
+  const entries: import("../../src/server/access-log.ts").AccessEntry[] = [];
+  const config = testConfig({ ALPHA_API_KEY: "sk-upstream-openai-key", ALPHA_BASE_URL: gateway.openai.url, RATE_LIMIT_RPM: "0" });
+  const app = createApp({ config, log: createLogger("silent"), accessLog: (entry) => entries.push(entry) });
+  const post = (body: object) => app.handle(new Request("http://localhost/v1/chat/completions", {
+    method: "POST", headers: { authorization: `Bearer ${TEST_KEY}`, "content-type": "application/json", "x-request-id": "req-log-1" }, body: JSON.stringify(body),
+  }));
+
+  test("a stream that breaks gets a second line with its request id, saying it broke and why", async () => {
+    entries.length = 0;
+    gateway.openai.next({ kind: "stream", chunks: ["a", "b"], breakAfter: 2, gapMs: 30 });
+    await (await post({ model: "gpt-4o", messages: hello, stream: true })).text();
+    expect(entries.map((e) => [e.id, e.status, e.broken])).toEqual([
+      ["req-log-1", 200, undefined],
+      ["req-log-1", 200, "OpenAI upstream dropped the connection in the middle of its reply."],
+    ]);
+    expect(entries[0]!.url).toBe("http://localhost/v1/chat/completions");
+  });
+
+  test("retries show as attempts", async () => {
+    entries.length = 0;
+    gateway.openai.next(overloaded);
+    await (await post({ model: "gpt-4o", messages: hello })).text();
+    expect(entries[0]).toMatchObject({ status: 200, attempts: 2, provider: "alpha", model: "gpt-4o" });
+  });
+});

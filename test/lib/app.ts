@@ -11,7 +11,8 @@ export const TEST_KEY = "sk-test-0123456789abcdef";
 export function testConfig(env: Record<string, string> = {}): Config {
   const dir = mkdtempSync(join(tmpdir(), "parley-app-"));
   return loadConfig({
-    env: { HOME: dir, PARLEY_DATA_DIR: join(dir, "data"), PARLEY_CONFIG_DIR: join(dir, "config"), API_KEY: TEST_KEY, LOG_LEVEL: "silent", ...env },
+    // Model discovery stays off unless a test turns it on: it would call the upstreams in the background.
+    env: { HOME: dir, PARLEY_DATA_DIR: join(dir, "data"), PARLEY_CONFIG_DIR: join(dir, "config"), API_KEY: TEST_KEY, LOG_LEVEL: "silent", MODELS_REFRESH_S: "0", ...env },
     cwd: dir,
   }).config;
 }

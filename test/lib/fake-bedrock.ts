@@ -5,7 +5,7 @@ import { scripted } from "./scripted.ts";
 
 /**
  * A fake Bedrock Runtime on 127.0.0.1 over plain HTTP/1.1: InvokeModel, InvokeModelWithResponseStream,
- * Converse and ConverseStream, with streams sent as real AWS event-stream frames (CRC-checked by
+ * Converse, ConverseStream and CountTokens, with streams sent as real AWS event-stream frames (CRC-checked by
  * the gateway) and errors with Bedrock's own headers. Like AWS, it checks each request's SigV4
  * signature against the secret of the access key it names, and refuses a bad one with 403.
  */
@@ -23,7 +23,7 @@ export type BedrockScript =
 
 export interface BedrockReceived {
   modelId: string;
-  action: "invoke" | "invoke-with-response-stream" | "converse" | "converse-stream";
+  action: "invoke" | "invoke-with-response-stream" | "converse" | "converse-stream" | "count-tokens";
   headers: Headers;
   body: Json;
 }
@@ -73,8 +73,13 @@ class Sha256 {
   }
 }
 
-/** Undefined when the request is signed right, else AWS's error type for what is wrong. */
+/** Bedrock API keys the fake accepts as bearer tokens. */
+export const BEDROCK_API_KEYS = new Set(["bedrock-api-key-test-0001"]);
+
+/** Undefined when the request is signed right (or carries a known Bedrock API key), else AWS's error type for what is wrong. */
 async function signatureProblem(request: Request, body: string): Promise<string | undefined> {
+  const bearer = /^Bearer (.+)$/.exec(request.headers.get("authorization") ?? "")?.[1];
+  if (bearer !== undefined) return BEDROCK_API_KEYS.has(bearer) ? undefined : "UnrecognizedClientException";
   const auth = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/\d{8}\/([^/]+)\/([^/]+)\/aws4_request, SignedHeaders=([^,]+), Signature=[0-9a-f]{64}$/.exec(request.headers.get("authorization") ?? "");
   const date = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(request.headers.get("x-amz-date") ?? "");
   if (!auth || !date) return "MissingAuthenticationTokenException";
@@ -87,22 +92,44 @@ async function signatureProblem(request: Request, body: string): Promise<string 
   const headers = Object.fromEntries(signedHeaders!.split(";").map((name) => [name, request.headers.get(name) ?? ""]));
   const signer = new SignatureV4({ credentials: { accessKeyId: keyId!, secretAccessKey }, region: region!, service: service!, sha256: Sha256, uriEscapePath: true, applyChecksum: false });
   const expected = await signer.sign(
-    { method: request.method, protocol: url.protocol, hostname: url.hostname, port: Number(url.port), path: url.pathname, query: {}, headers, body },
+    { method: request.method, protocol: url.protocol, hostname: url.hostname, port: Number(url.port), path: url.pathname, query: Object.fromEntries(url.searchParams), headers, body },
     { signingDate: new Date(`${date[1]}-${date[2]}-${date[3]}T${date[4]}:${date[5]}:${date[6]}Z`) },
   );
   return expected.headers.authorization === request.headers.get("authorization") ? undefined : "InvalidSignatureException";
 }
 
+const arn = (id: string) => `arn:aws:bedrock:us-east-1::foundation-model/${id}`;
+
 export async function startFakeBedrock() {
   const { take, controls } = scripted<BedrockScript, BedrockReceived>();
   const { received, state } = controls;
+  /** The control plane's answers; `failing` makes every call a 503. */
+  const control = {
+    failing: false,
+    calls: 0,
+    foundationModels: [
+      { modelId: "anthropic.claude-3-5-haiku-20241022-v1:0", providerName: "Anthropic", inferenceTypesSupported: ["ON_DEMAND"], outputModalities: ["TEXT"] },
+      { modelId: "amazon.nova-micro-v1:0", providerName: "Amazon", inferenceTypesSupported: ["ON_DEMAND"], outputModalities: ["TEXT"] },
+      { modelId: "anthropic.claude-sonnet-4-5-20250929-v1:0", providerName: "Anthropic", inferenceTypesSupported: ["INFERENCE_PROFILE"], outputModalities: ["TEXT"] },
+    ] as Json[],
+    profiles: [
+      { inferenceProfileId: "us.anthropic.claude-sonnet-4-5-20250929-v1:0", inferenceProfileArn: "arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-sonnet-4-5-20250929-v1:0", status: "ACTIVE", type: "SYSTEM_DEFINED", createdAt: "2025-09-29T00:00:00Z", models: [{ modelArn: arn("anthropic.claude-sonnet-4-5-20250929-v1:0") }] },
+      { inferenceProfileId: "us.meta.llama3-3-70b-instruct-v1:0", status: "ACTIVE", type: "SYSTEM_DEFINED", models: [{ modelArn: arn("meta.llama3-3-70b-instruct-v1:0") }] },
+    ] as Json[],
+    applicationProfiles: {
+      "arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/claude-team": { type: "APPLICATION", models: [{ modelArn: arn("anthropic.claude-3-5-haiku-20241022-v1:0") }] },
+      "arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/nova-team": { type: "APPLICATION", models: [{ modelArn: arn("amazon.nova-micro-v1:0") }] },
+    } as Record<string, Json>,
+    customModels: { "arn:aws:bedrock:us-east-1:123456789012:custom-model/claude-tuned": arn("anthropic.claude-3-haiku-20240307-v1:0") } as Record<string, string>,
+  };
 
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
     idleTimeout: 0,
     async fetch(request) {
-      const match = /^\/model\/([^/]+)\/(invoke|invoke-with-response-stream|converse|converse-stream)$/.exec(new URL(request.url).pathname);
+      if (request.method === "GET") return controlPlane(request);
+      const match = /^\/model\/([^/]+)\/(invoke|invoke-with-response-stream|converse|converse-stream|count-tokens)$/.exec(new URL(request.url).pathname);
       if (!match) return Response.json({ message: "unknown operation" }, { status: 404 });
       const modelId = decodeURIComponent(match[1]!);
       const action = match[2] as BedrockReceived["action"];
@@ -111,7 +138,7 @@ export async function startFakeBedrock() {
       if (problem) return Response.json({ message: `Signature check failed: ${problem}` }, { status: 403, headers: { "x-amzn-errortype": `${problem}:http://internal.amazon.com/coral/com.amazon.coral.service/` } });
       const body = JSON.parse(text || "{}");
       received.push({ modelId, action, headers: request.headers, body });
-      const script = take() ?? defaultScript(modelId, action);
+      const script = take() ?? defaultScript(modelId, action, body);
       switch (script.kind) {
         case "error":
           return Response.json({ message: script.message }, {
@@ -129,6 +156,28 @@ export async function startFakeBedrock() {
       }
     },
   });
+
+  /** ListFoundationModels, ListInferenceProfiles (two pages), GetInferenceProfile and GetCustomModel. */
+  async function controlPlane(request: Request): Promise<Response> {
+    const problem = await signatureProblem(request, "");
+    if (problem) return Response.json({ message: `Signature check failed: ${problem}` }, { status: 403, headers: { "x-amzn-errortype": problem } });
+    control.calls++;
+    if (control.failing) return Response.json({ message: "control plane down" }, { status: 503, headers: { "x-amzn-errortype": "ServiceUnavailableException" } });
+    const url = new URL(request.url);
+    const path = decodeURIComponent(url.pathname);
+    if (path === "/foundation-models") return Response.json({ modelSummaries: control.foundationModels });
+    if (path === "/inference-profiles") {
+      const half = Math.ceil(control.profiles.length / 2);
+      const second = url.searchParams.get("nextToken") === "page/2+=";
+      return Response.json({ inferenceProfileSummaries: second ? control.profiles.slice(half) : control.profiles.slice(0, half), ...(second ? {} : { nextToken: "page/2+=" }) });
+    }
+    const profile = /^\/inference-profiles\/(.+)$/.exec(path)?.[1];
+    const found = profile && (control.applicationProfiles[profile] ?? control.profiles.find((p) => p.inferenceProfileId === profile));
+    if (found) return Response.json(found);
+    const custom = /^\/custom-models\/(.+)$/.exec(path)?.[1];
+    if (custom && control.customModels[custom]) return Response.json({ modelArn: custom, baseModelArn: control.customModels[custom] });
+    return Response.json({ message: "not found" }, { status: 404, headers: { "x-amzn-errortype": "ResourceNotFoundException" } });
+  }
 
   function streamResponse(request: Request, action: string, script: Extract<BedrockScript, { kind: "stream" }>) {
     const frames = script.events.map((e) => {
@@ -162,6 +211,7 @@ export async function startFakeBedrock() {
   return {
     url: `http://127.0.0.1:${server.port}`,
     ...controls,
+    control,
     stop: () => server.stop(true),
   };
 }
@@ -228,7 +278,27 @@ export function converseEvents(texts = ["Hello", " from", " Converse"], tool?: {
   return events;
 }
 
-function defaultScript(modelId: string, action: BedrockReceived["action"]): BedrockScript {
+/** A streamed answer with extended thinking: a thinking block (deltas, then its signature), then text. */
+export function thinkingEvents(thinking = ["Let me think", " about it."], texts = ["Hello", " after thinking"]): Json[] {
+  return [
+    { type: "message_start", message: { id: "msg_bdrk_02", type: "message", role: "assistant", model: "claude-sonnet-4-5-20250929", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 20, cache_creation_input_tokens: 0, cache_read_input_tokens: 100, output_tokens: 1 } } },
+    { type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "", signature: "" } },
+    ...thinking.map((text) => ({ type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: text } })),
+    { type: "content_block_delta", index: 0, delta: { type: "signature_delta", signature: "EqQBCkYIARgCIkD0sig==" } },
+    { type: "content_block_stop", index: 0 },
+    { type: "content_block_start", index: 1, content_block: { type: "text", text: "" } },
+    ...texts.map((text) => ({ type: "content_block_delta", index: 1, delta: { type: "text_delta", text } })),
+    { type: "content_block_stop", index: 1 },
+    { type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 9 } },
+    { type: "message_stop", "amazon-bedrock-invocationMetrics": { inputTokenCount: 120, outputTokenCount: 9, invocationLatency: 300, firstByteLatency: 90 } },
+  ];
+}
+
+/** CountTokens' answer: a count that depends on the body, so a test can tell it was read. */
+export const countTokensReply = (body: Json) => ({ inputTokens: 7 + String(body?.input?.invokeModel?.body ?? "").length % 100 });
+
+function defaultScript(modelId: string, action: BedrockReceived["action"], body: Json): BedrockScript {
+  if (action === "count-tokens") return { kind: "json", body: countTokensReply(body) };
   const titan = modelId.includes("titan-text");
   const stream = action.endsWith("stream");
   if (action.startsWith("converse")) return stream ? { kind: "stream", events: converseEvents() } : { kind: "json", body: converseReply() };

@@ -1,6 +1,7 @@
 /**
- * A scripted OpenAI Chat Completions server on 127.0.0.1: real HTTP, real JSON and SSE. Each
- * request takes the next script from the queue (or the default reply) and is recorded.
+ * A scripted OpenAI server on 127.0.0.1 (Chat Completions and the Responses API): real HTTP, real
+ * JSON and SSE. Each request takes the next script from the queue (or the default reply) and is
+ * recorded; what it sent for /v1/responses is kept too, to compare with what a client got.
  */
 
 import { scripted } from "./scripted.ts";
@@ -26,22 +27,34 @@ export async function startFakeOpenAI() {
   const { take, controls } = scripted<OpenAIScript, Received>();
   const { received, state } = controls;
   const encoder = new TextEncoder();
+  /** The bodies sent for /v1/responses, whole (a stream's bytes as far as they went). */
+  const sent: string[] = [];
+  /** What GET /v1/models answers: these ids, or a 503 while failing. */
+  const catalogue = { ids: ["gpt-4o", "gpt-4o-mini"], failing: false };
 
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
     idleTimeout: 0,
     async fetch(request) {
-      const raw = await request.text();
       const path = new URL(request.url).pathname;
+      // Model discovery asks in the background; it is not one of the calls tests count.
+      if (request.method === "GET" && path === "/v1/models") {
+        if (catalogue.failing) return Response.json({ error: { message: "models are down" } }, { status: 503 });
+        return Response.json({ object: "list", data: catalogue.ids.map((id) => ({ id, object: "model", created: 1, owned_by: "local" })) });
+      }
+      const raw = await request.text();
       const body = raw ? JSON.parse(raw) : {};
       received.push({ path, headers: request.headers, body, raw });
-      if (path !== "/v1/chat/completions") return Response.json({ error: { message: "not found" } }, { status: 404 });
+      const responses = path === "/v1/responses";
+      if (path !== "/v1/chat/completions" && !responses) return Response.json({ error: { message: "not found" } }, { status: 404 });
       const script = take() ?? (body.stream ? { kind: "stream" } : { kind: "reply" });
       const model = body.model;
+      if (responses && script.kind === "reply") return sendJson(responseObject(model, script, "completed"));
+      if (responses && script.kind === "stream") return responsesSse(request, model, script);
       switch (script.kind) {
         case "error":
-          return Response.json({ error: { message: script.message, type: "upstream_error" } }, { status: script.status, headers: script.headers });
+          return Response.json({ error: { message: script.message, type: "upstream_error", param: null, code: null } }, { status: script.status, headers: script.headers });
         case "hang":
           return new Promise<Response>((resolve) => request.signal.addEventListener("abort", () => resolve(new Response(null))));
         case "reply":
@@ -98,9 +111,48 @@ export async function startFakeOpenAI() {
     return new Response(stream, { headers: { "content-type": "text/event-stream" } });
   }
 
+  function sendJson(body: unknown) {
+    const text = JSON.stringify(body);
+    sent.push(text);
+    return new Response(text, { headers: { "content-type": "application/json" } });
+  }
+
+  /** The Responses API's event grammar, as api.openai.com streams it, with the script's faults. */
+  function responsesSse(request: Request, model: string, script: Extract<OpenAIScript, { kind: "stream" }>) {
+    const frames = responseEvents(model, script).map((data, sequence_number) => `event: ${data.type}\ndata: ${JSON.stringify({ ...data, sequence_number })}\n\n`);
+    const index = sent.push("") - 1;
+    let i = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (i > 0 && script.gapMs) await Bun.sleep(script.gapMs);
+        if (script.breakAfter !== undefined && i === script.breakAfter) return controller.error(new Error("connection reset"));
+        if (script.endAfter !== undefined && i === script.endAfter) return controller.close();
+        let frame = frames[i++];
+        if (script.errorAfter !== undefined && i - 1 === script.errorAfter) {
+          frame = `event: error\ndata: ${JSON.stringify({ type: "error", sequence_number: i - 1, code: "server_error", message: "The server had an error while processing your request.", param: null })}\n\n`;
+          i = frames.length;
+        }
+        if (frame === undefined) return controller.close();
+        sent[index] += frame;
+        controller.enqueue(encoder.encode(frame));
+      },
+      cancel() {
+        state.cancelled++;
+      },
+    });
+    request.signal.addEventListener("abort", () => state.cancelled++);
+    return new Response(stream, { headers: { "content-type": "text/event-stream; charset=utf-8" } });
+  }
+
   return {
     url: `http://127.0.0.1:${server.port}/v1`,
     ...controls,
+    sent,
+    catalogue,
+    reset() {
+      controls.reset();
+      sent.length = 0;
+    },
     stop: () => server.stop(true),
   };
 }
@@ -137,4 +189,66 @@ function completion(model: string, script: Extract<OpenAIScript, { kind: "reply"
     ],
     ...(usage ? { usage: { prompt_tokens: usage[0], completion_tokens: usage[1], total_tokens: usage[0] + usage[1] } } : {}),
   };
+}
+
+type Script = Extract<OpenAIScript, { kind: "reply" | "stream" }>;
+
+const RESPONSE_ID = "resp_fake123";
+const MESSAGE_ID = "msg_fake123";
+
+function outputItems(script: Script, status: string) {
+  const text = script.kind === "reply" ? script.text ?? (script.toolCalls ? undefined : "Hello from OpenAI") : (script.chunks ?? ["Hello", " from", " OpenAI"]).join("");
+  const items: object[] = text === undefined || text === "" ? [] : [{ id: MESSAGE_ID, type: "message", status, content: [{ type: "output_text", annotations: [], logprobs: [], text }], role: "assistant" }];
+  (script.toolCalls ?? []).forEach((call, i) => {
+    const args = Array.isArray(call.arguments) ? call.arguments.join("") : call.arguments;
+    items.push({ id: `fc_fake${i}`, type: "function_call", status, arguments: args, call_id: call.id, name: call.name });
+  });
+  return items;
+}
+
+/** A response object with the fields api.openai.com sends, in its order. */
+function responseObject(model: string, script: Script, status: string, output = outputItems(script, "completed")) {
+  const usage: [number, number] | null = script.usage === undefined ? [11, 7] : script.usage;
+  return {
+    id: RESPONSE_ID, object: "response", created_at: 1, status, background: false, error: null, incomplete_details: null,
+    instructions: null, max_output_tokens: null, model, output, parallel_tool_calls: true, previous_response_id: null,
+    reasoning: { effort: null, summary: null }, store: true, temperature: 1, text: { format: { type: "text" }, verbosity: "medium" },
+    tool_choice: "auto", tools: [], top_p: 1, truncation: "disabled",
+    usage: status === "completed" && usage
+      ? { input_tokens: usage[0], input_tokens_details: { cached_tokens: 0 }, output_tokens: usage[1], output_tokens_details: { reasoning_tokens: 0 }, total_tokens: usage[0] + usage[1] }
+      : null,
+    user: null, metadata: {},
+  };
+}
+
+/** Every event of a streamed response, without its sequence number. */
+function responseEvents(model: string, script: Extract<OpenAIScript, { kind: "stream" }>): Record<string, any>[] {
+  const events: Record<string, any>[] = [
+    { type: "response.created", response: responseObject(model, script, "in_progress", []) },
+    { type: "response.in_progress", response: responseObject(model, script, "in_progress", []) },
+  ];
+  const done = outputItems(script, "completed") as Record<string, any>[];
+  let index = 0;
+  const chunks = script.chunks ?? ["Hello", " from", " OpenAI"];
+  if (chunks.join("")) {
+    const item = done[index]!;
+    const base = { item_id: item.id, output_index: index };
+    events.push({ type: "response.output_item.added", output_index: index, item: { ...item, status: "in_progress", content: [] } });
+    events.push({ type: "response.content_part.added", ...base, content_index: 0, part: { type: "output_text", annotations: [], logprobs: [], text: "" } });
+    for (const delta of chunks) events.push({ type: "response.output_text.delta", ...base, content_index: 0, delta, logprobs: [], obfuscation: "x1" });
+    events.push({ type: "response.output_text.done", ...base, content_index: 0, text: chunks.join(""), logprobs: [] });
+    events.push({ type: "response.content_part.done", ...base, content_index: 0, part: item.content[0] });
+    events.push({ type: "response.output_item.done", output_index: index, item });
+    index++;
+  }
+  for (const call of script.toolCalls ?? []) {
+    const item = done[index]!;
+    events.push({ type: "response.output_item.added", output_index: index, item: { ...item, status: "in_progress", arguments: "" } });
+    for (const delta of call.arguments) events.push({ type: "response.function_call_arguments.delta", item_id: item.id, output_index: index, delta, obfuscation: "x1" });
+    events.push({ type: "response.function_call_arguments.done", item_id: item.id, output_index: index, arguments: item.arguments });
+    events.push({ type: "response.output_item.done", output_index: index, item });
+    index++;
+  }
+  events.push({ type: "response.completed", response: responseObject(model, script, "completed", done) });
+  return events;
 }

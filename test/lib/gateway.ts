@@ -13,6 +13,7 @@ export async function startGateway(env: Record<string, string> = {}) {
     BETA_ACCESS_KEY_ID: "AKIAFAKEFAKEFAKE",
     BETA_SECRET_ACCESS_KEY: "fake-secret-access-key",
     BETA_ENDPOINT_URL: bedrock.url,
+    BETA_CONTROL_ENDPOINT_URL: bedrock.url,
     ...env,
   });
   let server: ReturnType<typeof Bun.serve> | undefined;

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { render } from "ink-testing-library";
 import { App } from "../../tui/app.tsx";
 import { createClient } from "../../tui/client.ts";
+import { openStore } from "../../tui/store.ts";
 import { startGateway, TEST_KEY } from "../lib/gateway.ts";
 
 const gateway = await startGateway({ RATE_LIMIT_RPM: "0", UPSTREAM_RETRIES: "0" });
@@ -16,10 +17,11 @@ const ENTER = "\r";
 const ESC = "\x1b";
 const DOWN = "\x1b[B";
 
-function open(options: { key?: string; model?: string } = {}) {
+function open(options: { key?: string; model?: string; clipboard?: (text: string) => void } = {}) {
   const cwd = mkdtempSync(join(tmpdir(), "parley-tui-"));
   const client = createClient(url, options.key ?? TEST_KEY);
-  const app = render(<App client={client} serverUrl={url} model={options.model ?? "gpt-4o"} cwd={cwd} size={{ columns: 80, rows: 24 }} />);
+  const store = openStore(join(cwd, "data"));
+  const app = render(<App client={client} store={store} serverUrl={url} model={options.model ?? "gpt-4o"} cwd={cwd} size={{ columns: 80, rows: 24 }} color={false} clipboard={options.clipboard} />);
   const frame = () => app.lastFrame() ?? "";
   const until = async (check: (frame: string) => boolean, what: string, ms = 3000) => {
     const deadline = Date.now() + ms;
@@ -131,10 +133,24 @@ describe("slash commands", () => {
     await ui.say("/model");
     await ui.until((f) => f.includes("Pick a model"), "the picker");
     expect(ui.frame()).toContain("gpt-4o-mini");
+    await Bun.sleep(100); // Ink listens for keys from an effect that runs just after the first frame
     await ui.type(DOWN);
     await ui.until((f) => f.includes("❯ gpt-4o-mini"), "the highlight on the next model");
     await ui.type(ENTER);
     await ui.until((f) => f.includes("parley · gpt-4o-mini"), "the picked model");
+  });
+
+  test("typing in the model picker filters the list; Enter takes the first match", async () => {
+    const ui = open();
+    await ui.say("/model");
+    await ui.until((f) => f.includes("Pick a model"), "the picker");
+    await Bun.sleep(100); // Ink listens for keys from an effect that runs just after the first frame
+    await ui.type("4.1-m");
+    await ui.until((f) => f.includes("filter: 4.1-m"), "the filter");
+    expect(ui.frame()).not.toContain("gpt-4o-mini");
+    expect(ui.frame()).toContain("❯ gpt-4.1-mini");
+    await ui.type(ENTER);
+    await ui.until((f) => f.includes("parley · gpt-4.1-mini"), "the picked model");
   });
 
   test("/settings changes temperature, max tokens, system prompt and streaming", async () => {
@@ -224,4 +240,65 @@ describe("errors appear as a line, and the chat goes on", () => {
       await ui.until((f) => f.includes("/save <file>"), "the app still answering");
     });
   }
+});
+
+describe("turns that fail or stop, and the editor", () => {
+  test("a reply cancelled before any text leaves its prompt out of the next request", async () => {
+    gateway.openai.next({ kind: "stream", chunks: ["late"], firstByteMs: 2000 });
+    const ui = open();
+    await ui.say("never mind");
+    await ui.until((f) => f.includes("waiting for gpt-4o"), "the request");
+    await ui.type(ESC);
+    await ui.until((f) => f.includes("cancelled after") && f.includes("not part of the conversation"), "the cancellation");
+    await ui.say("next");
+    await ui.until(() => gateway.openai.last().body.messages.at(-1).content === "next", "the next request");
+    expect(gateway.openai.last().body.messages).toEqual([{ role: "user", content: "next" }]);
+  });
+
+  test("keys that arrive in one chunk with text are still keys: Ctrl+A, Ctrl+E, Ctrl+W, Enter", async () => {
+    const ui = open();
+    await ui.type("world\x01hello \x05!! oops\x17\x08\r");
+    await ui.until(() => gateway.openai.received.length === 1, "the request");
+    expect(gateway.openai.last().body.messages[0].content).toBe("hello world!!");
+  });
+
+  test("Esc clears the draft when no reply is coming", async () => {
+    const ui = open();
+    await ui.type("a draft");
+    await ui.until((f) => f.includes("> a draft"), "the draft");
+    await ui.type(ESC);
+    await ui.until((f) => !f.includes("a draft"), "the draft gone");
+    expect(gateway.openai.received).toHaveLength(0);
+  });
+
+  test("/copy hands the last reply, or its n-th code block, to the clipboard", async () => {
+    const copied: string[] = [];
+    gateway.openai.next({ kind: "stream", chunks: ["Try:\n```js\nf()\n```\n"] });
+    const ui = open({ clipboard: (text) => copied.push(text) });
+    await ui.say("/copy");
+    await ui.until((f) => f.includes("No reply to copy yet."), "nothing to copy");
+    await ui.say("code?");
+    await ui.until((f) => f.includes("│ f()"), "the reply");
+    await ui.say("/copy 1");
+    await ui.until(() => copied.length === 1, "the copy");
+    await ui.say("/copy");
+    await ui.until(() => copied.length === 2, "the second copy");
+    expect(copied).toEqual(["f()", "Try:\n```js\nf()\n```\n"]);
+    await ui.say("/copy x");
+    await ui.until((f) => f.includes("The last reply has code blocks 1 to 1."), "the refusal");
+  });
+
+  test("/settings with a name and value: bad names and values are refused, nothing changes", async () => {
+    const ui = open();
+    await ui.say("/settings colour blue");
+    await ui.until((f) => f.includes('Unknown setting "colour"'), "the unknown name");
+    await ui.say("/settings max_tokens -3");
+    await ui.until((f) => f.includes("Max tokens is a positive whole number. Nothing was changed."), "the bad value");
+    await ui.say("/settings stream maybe");
+    await ui.until((f) => f.includes("Streaming is on or off."), "the bad switch");
+    await ui.say("hi");
+    await ui.until(() => gateway.openai.received.length === 1, "the request");
+    expect(gateway.openai.last().body.max_tokens).toBeUndefined();
+    expect(gateway.openai.last().body.stream).toBe(true);
+  });
 });

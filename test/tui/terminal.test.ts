@@ -85,7 +85,7 @@ test.skipIf(!tmux)("parley config set with no arguments: pick, type (secrets mas
     await press("BSpace", "BSpace", "BSpace");
     await press("9001", "Enter");
     await wait((s) => s.includes("PORT saved"), "PORT saved");
-    for (let i = 0; i < 9; i++) await press("Down");
+    for (let i = 0; i < 10; i++) await press("Down");
     await press("Enter");
     await wait((s) => s.includes("ALPHA_API_KEY (OpenAI API key)"), "the key question");
     await press("sk-typed-secret-42");

@@ -1,36 +1,46 @@
 import { Box, Text, useInput } from "ink";
 import type { Settings } from "../client.ts";
+import { apply, FIELDS, LABELS, show } from "../settings.ts";
+import { tone } from "../style.ts";
 import { useLatestState } from "../use-latest.ts";
 
-/** Pick one of the server's models with ↑/↓ and Enter; Esc leaves the model as it was. */
-export function ModelPicker(props: { models: string[]; current?: string; height: number; onPick: (model?: string) => void }) {
-  const { models, height } = props;
-  const [index, setIndex, currentIndex] = useLatestState(Math.max(0, models.indexOf(props.current ?? "")));
-  useInput((_input, key) => {
+/** Pick one item with ↑/↓ and Enter; typing filters the list; Esc picks nothing. */
+export function Picker<T>(props: { title: string; items: { label: string; value: T }[]; initial?: number; height: number; onPick: (value?: T) => void }) {
+  const { height } = props;
+  const [filter, setFilter, currentFilter] = useLatestState("");
+  const [index, setIndex, currentIndex] = useLatestState(Math.max(0, Math.min(props.items.length - 1, props.initial ?? 0)));
+  const matching = (text: string) => (text ? props.items.filter((item) => item.label.toLowerCase().includes(text.toLowerCase())) : props.items);
+  const items = matching(filter);
+  const refine = (text: string) => {
+    setFilter(text);
+    setIndex(0);
+  };
+  useInput((input, key) => {
+    const count = matching(currentFilter()).length;
     if (key.upArrow) setIndex((i) => Math.max(0, i - 1));
-    if (key.downArrow) setIndex((i) => Math.min(models.length - 1, i + 1));
-    if (key.return) props.onPick(models[currentIndex()]);
-    if (key.escape) props.onPick(undefined);
+    else if (key.downArrow) setIndex((i) => Math.min(count - 1, i + 1));
+    else if (key.pageUp) setIndex((i) => Math.max(0, i - (height - 2)));
+    else if (key.pageDown) setIndex((i) => Math.min(count - 1, i + (height - 2)));
+    else if (key.return) props.onPick(matching(currentFilter())[currentIndex()]?.value);
+    else if (key.escape) props.onPick(undefined);
+    else if (key.backspace || key.delete) refine(currentFilter().slice(0, -1));
+    else if (input && !key.ctrl && !key.meta && !/[\x00-\x1f]/.test(input)) refine(currentFilter() + input);
   });
   const room = Math.max(1, height - 2);
-  const first = Math.min(Math.max(0, index - Math.floor(room / 2)), Math.max(0, models.length - room));
+  const first = Math.min(Math.max(0, index - Math.floor(room / 2)), Math.max(0, items.length - room));
   return (
     <Box flexDirection="column" height={height}>
-      <Text bold>Pick a model (↑/↓, Enter; Esc to cancel)</Text>
-      {models.slice(first, first + room).map((model, i) => (
-        <Text key={model} color={first + i === index ? "green" : undefined}>
+      <Text bold>{`${props.title} (type to filter${filter ? `: ${filter}` : ""}; ↑/↓, Enter; Esc to cancel)`}</Text>
+      {items.length === 0 ? <Text>{filter ? "(nothing matches)" : "(nothing here yet)"}</Text> : null}
+      {items.slice(first, first + room).map((item, i) => (
+        <Text key={first + i} color={first + i === index ? tone("green") : undefined} wrap="truncate">
           {first + i === index ? "❯ " : "  "}
-          {model}
-          {model === props.current ? "  (current)" : ""}
+          {item.label}
         </Text>
       ))}
     </Box>
   );
 }
-
-const FIELDS = ["temperature", "maxTokens", "system", "stream"] as const;
-type Field = (typeof FIELDS)[number];
-const LABELS: Record<Field, string> = { temperature: "Temperature", maxTokens: "Max tokens", system: "System prompt", stream: "Streaming" };
 
 /** Settings: ↑/↓ to choose, Enter to edit (or toggle streaming), Enter to keep, Esc to go back. */
 export function SettingsPanel(props: { settings: Settings; height: number; onChange: (settings: Settings) => void; onClose: () => void }) {
@@ -71,33 +81,15 @@ export function SettingsPanel(props: { settings: Settings; height: number; onCha
 
   return (
     <Box flexDirection="column" height={props.height}>
-      <Text bold>Settings (↑/↓ choose · Enter edit · Esc back)</Text>
+      <Text bold>Settings (↑/↓ choose · Enter edit · Esc back) · kept for next time</Text>
       {FIELDS.map((f, i) => (
-        <Text key={f} color={i === index ? "green" : undefined}>
+        <Text key={f} color={i === index ? tone("green") : undefined}>
           {i === index ? "❯ " : "  "}
           {LABELS[f].padEnd(15)}
           {i === index && draft !== undefined ? <Text inverse>{`${draft} `}</Text> : show(settings, f)}
         </Text>
       ))}
-      {problem ? <Text color="red">{problem}</Text> : null}
+      {problem ? <Text color={tone("red")}>{problem}</Text> : null}
     </Box>
   );
-}
-
-function show(settings: Settings, field: Field): string {
-  const value = settings[field];
-  if (field === "stream") return value ? "on" : "off";
-  if (value === undefined || value === "") return "(default)";
-  return String(value);
-}
-
-function apply(settings: Settings, field: Field, text: string): Settings | string {
-  const value = text.trim();
-  if (field === "system") return { ...settings, system: value };
-  if (value === "") return { ...settings, [field]: undefined };
-  const number = Number(value);
-  if (field === "temperature") {
-    return Number.isFinite(number) && number >= 0 && number <= 2 ? { ...settings, temperature: number } : "Temperature is a number from 0 to 2.";
-  }
-  return Number.isInteger(number) && number > 0 ? { ...settings, maxTokens: number } : "Max tokens is a positive whole number.";
 }

@@ -1,7 +1,8 @@
 import { GatewayError, invalidRequest } from "../../errors.ts";
 import { finishFrom, type StreamDecoder } from "../../formats/codec.ts";
 import { isObject, numberOr, parseArguments, stringOr, type Json } from "../../formats/read.ts";
-import type { ChatReply, ChatRequest, Finish, FinishReason, Part, StreamEvent, ToolChoice } from "../../ir.ts";
+import type { ChatReply, ChatRequest, Finish, FinishReason, Part, StreamEvent, ToolChoice, Usage } from "../../ir.ts";
+import { refuseUnsupported } from "../cross-family.ts";
 import { badShape, type Upstream } from "../upstream-errors.ts";
 
 /** The Bedrock InvokeModel body for `anthropic.*` models (Anthropic Messages), and its answers -> IR. */
@@ -25,9 +26,15 @@ export function fromStopReason(raw: string | null | undefined, stopSequence?: st
   return { ...finishFrom(STOP_REASONS, raw), ...(stopSequence ? { stopSequence } : {}) };
 }
 
+/** The name of the tool that carries a `response_format` answer: Claude has no JSON mode, so the answer is a forced tool call. */
+export const FORMAT_TOOL = "json_response";
+
 export function encodeRequest(request: ChatRequest): Json {
+  refuseUnsupported(request, "AWS Bedrock");
   // tool_choice none keeps the tools: a history holding tool_use blocks needs their definitions.
-  const tools = request.tools;
+  const format = formatTool(request);
+  const tools = [...(request.tools ?? []).map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters })), ...(format ? [format] : [])];
+  const choice = format ? formatChoice(request) : request.toolChoice ? encodeToolChoice(request.toolChoice) : request.parallelToolCalls === false ? { type: "auto" } : undefined;
   return {
     anthropic_version: BEDROCK_ANTHROPIC_VERSION,
     max_tokens: request.maxTokens ?? DEFAULT_MAX_TOKENS,
@@ -37,9 +44,25 @@ export function encodeRequest(request: ChatRequest): Json {
     ...(request.topP !== undefined ? { top_p: request.topP } : {}),
     ...(request.topK !== undefined ? { top_k: request.topK } : {}),
     ...(request.stop?.length ? { stop_sequences: request.stop } : {}),
-    ...(tools?.length ? { tools: tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters })) } : {}),
-    ...(tools?.length && request.toolChoice ? { tool_choice: encodeToolChoice(request.toolChoice) } : {}),
+    ...(tools.length ? { tools } : {}),
+    ...(tools.length && choice ? { tool_choice: request.parallelToolCalls === false ? { ...choice, disable_parallel_tool_use: true } : choice } : {}),
   };
+}
+
+/** With a response format, the model answers through the format tool, or first calls one of the client's tools. */
+function formatChoice(request: ChatRequest): Json {
+  const choice = request.toolChoice;
+  if (choice?.type === "tool") return { type: "tool", name: choice.name };
+  if (request.tools?.length && choice?.type !== "none") return { type: "any" };
+  return { type: "tool", name: FORMAT_TOOL };
+}
+
+function formatTool(request: ChatRequest): Json | undefined {
+  const format = request.responseFormat;
+  if (!format) return undefined;
+  if (format.type === "json_object") return { name: FORMAT_TOOL, description: "Answer with a JSON object.", input_schema: { type: "object" } };
+  const description = `Answer in the JSON format '${format.name}'${format.description ? `: ${format.description}` : "."}`;
+  return { name: FORMAT_TOOL, description, input_schema: format.schema };
 }
 
 function encodeBlock(part: Part): Json {
@@ -50,10 +73,14 @@ function encodeBlock(part: Part): Json {
       return { type: "image", source: { type: "base64", media_type: part.mediaType, data: part.data } };
     case "image_url":
       throw invalidRequest("Remote image URLs cannot be sent to Bedrock: send the image inline as a base64 data URL.");
+    case "document":
+      return { type: "document", source: { type: "base64", media_type: part.mediaType, data: part.data }, ...(part.title ? { title: part.title } : {}) };
     case "tool_call":
       return { type: "tool_use", id: part.id, name: part.name, input: parseArguments(part.arguments, `tool call ${part.id}`) };
     case "tool_result":
       return { type: "tool_result", tool_use_id: part.toolCallId, content: part.content, ...(part.isError ? { is_error: true } : {}) };
+    case "reasoning":
+      return part.redacted ? { type: "redacted_thinking", data: part.redacted } : { type: "thinking", thinking: part.text, signature: part.signature ?? "" };
   }
 }
 
@@ -68,68 +95,105 @@ function encodeToolChoice(choice: ToolChoice): Json {
   }
 }
 
-/** A whole reply -> IR; a reply that is not a message, or a block missing what it needs, is the upstream failing. */
-export function decodeReply(body: unknown, up: Upstream): ChatReply {
+/**
+ * A whole reply -> IR; a reply that is not a message, or a block missing what it needs, is the
+ * upstream failing. A `response_format` answer (the forced tool's input) becomes the message text.
+ */
+export function decodeReply(body: unknown, up: Upstream, request?: ChatRequest): ChatReply {
   const bad = (what: string) => badShape(up, what, JSON.stringify(body));
   if (!isObject(body) || !Array.isArray(body.content)) throw bad("no content list in the message");
+  const formatted = !!request?.responseFormat;
+  let answered = false;
   const content = body.content.flatMap((block): Part[] => {
     if (!isObject(block)) throw bad("a content block that is not an object");
-    if (block.type === "text") {
-      if (typeof block.text !== "string") throw bad("a text block without text");
-      return [{ type: "text", text: block.text }];
+    switch (block.type) {
+      case "text":
+        if (typeof block.text !== "string") throw bad("a text block without text");
+        return [{ type: "text", text: block.text }];
+      case "tool_use":
+        if (typeof block.id !== "string" || typeof block.name !== "string" || !block.name) throw bad("a tool_use block without an id or a name");
+        if (formatted && block.name === FORMAT_TOOL) {
+          answered = true;
+          return [{ type: "text", text: JSON.stringify(block.input ?? {}) }];
+        }
+        return [{ type: "tool_call", id: block.id, name: block.name, arguments: JSON.stringify(block.input ?? {}) }];
+      case "thinking":
+        return [{ type: "reasoning", text: stringOr(block.thinking) ?? "", ...(typeof block.signature === "string" ? { signature: block.signature } : {}) }];
+      case "redacted_thinking":
+        return [{ type: "reasoning", text: "", redacted: stringOr(block.data) ?? "" }];
+      default:
+        return [];
     }
-    if (block.type === "tool_use") {
-      if (typeof block.id !== "string" || typeof block.name !== "string" || !block.name) throw bad("a tool_use block without an id or a name");
-      return [{ type: "tool_call", id: block.id, name: block.name, arguments: JSON.stringify(block.input ?? {}) }];
-    }
-    return [];
   });
-  const usage = isObject(body.usage) ? body.usage : undefined;
+  const finish = fromStopReason(stringOr(body.stop_reason), stringOr(body.stop_sequence));
   return {
     id: typeof body.id === "string" ? body.id : undefined,
     content,
-    finish: fromStopReason(stringOr(body.stop_reason), stringOr(body.stop_sequence)),
-    usage: usage ? { inputTokens: count(usage.input_tokens), outputTokens: count(usage.output_tokens) } : undefined,
+    // The format tool's call is the answer, not a call the client must run.
+    finish: answered && finish.reason === "tool_calls" && !content.some((p) => p.type === "tool_call") ? { reason: "stop", raw: finish.raw } : finish,
+    usage: isObject(body.usage) ? decodeUsage(body.usage) : undefined,
+  };
+}
+
+/** Anthropic's `input_tokens` leaves out cached tokens; the IR counts them in. */
+export function decodeUsage(usage: Json): Usage {
+  const read = numberOr(usage.cache_read_input_tokens) ?? 0;
+  const write = numberOr(usage.cache_creation_input_tokens) ?? 0;
+  return {
+    inputTokens: count(usage.input_tokens) + read + write,
+    outputTokens: count(usage.output_tokens),
+    ...(read ? { cacheReadTokens: read } : {}),
+    ...(write ? { cacheWriteTokens: write } : {}),
   };
 }
 
 /** Anthropic stream events (as Bedrock wraps them in chunks) -> IR events. */
-export function streamDecoder(up: Upstream): StreamDecoder<unknown> {
+export function streamDecoder(up: Upstream, request?: ChatRequest): StreamDecoder<unknown> {
   const tools = new Map<unknown, number>();
+  const formatted = !!request?.responseFormat;
+  let answerBlock: unknown;
   return (event): StreamEvent[] => {
     if (!isObject(event)) throw badShape(up, "a stream event that is not an object", JSON.stringify(event));
     switch (event.type) {
       case "message_start": {
         const message = isObject(event.message) ? event.message : {};
-        const usage = isObject(message.usage) ? message.usage : {};
-        return [{ type: "start", id: stringOr(message.id), inputTokens: numberOr(usage.input_tokens) }];
+        const usage = decodeUsage(isObject(message.usage) ? message.usage : {});
+        return [{ type: "start", id: stringOr(message.id), inputTokens: usage.inputTokens, cacheReadTokens: usage.cacheReadTokens, cacheWriteTokens: usage.cacheWriteTokens }];
       }
       case "content_block_start": {
         const block = isObject(event.content_block) ? event.content_block : {};
         if (block.type === "tool_use") {
           if (typeof block.name !== "string" || !block.name) throw badShape(up, "a streamed tool_use block without a name", JSON.stringify(event));
+          if (formatted && block.name === FORMAT_TOOL) {
+            answerBlock = event.index;
+            return [];
+          }
           const index = tools.size;
           tools.set(event.index, index);
           return [{ type: "tool_call", index, id: String(block.id ?? ""), name: block.name }];
         }
+        if (block.type === "thinking" && typeof block.thinking === "string" && block.thinking) return [{ type: "reasoning", text: block.thinking }];
         return block.type === "text" && typeof block.text === "string" && block.text ? [{ type: "text", text: block.text }] : [];
       }
       case "content_block_delta": {
         const delta = isObject(event.delta) ? event.delta : {};
         if (delta.type === "text_delta" && typeof delta.text === "string") return [{ type: "text", text: delta.text }];
+        if (delta.type === "thinking_delta" && typeof delta.thinking === "string") return [{ type: "reasoning", text: delta.thinking }];
+        if (delta.type === "signature_delta" && typeof delta.signature === "string") return [{ type: "reasoning", text: "", signature: delta.signature }];
+        if (delta.type !== "input_json_delta" || typeof delta.partial_json !== "string") return [];
+        if (answerBlock !== undefined && event.index === answerBlock) return delta.partial_json ? [{ type: "text", text: delta.partial_json }] : [];
         const tool = tools.get(event.index);
-        if (delta.type === "input_json_delta" && tool !== undefined && typeof delta.partial_json === "string") {
-          return [{ type: "tool_args", index: tool, text: delta.partial_json }];
-        }
-        return [];
+        return tool === undefined ? [] : [{ type: "tool_args", index: tool, text: delta.partial_json }];
       }
       case "message_delta": {
         const delta = isObject(event.delta) ? event.delta : {};
         const usage = isObject(event.usage) ? event.usage : {};
         const stop = stringOr(delta.stop_reason);
         const output = numberOr(usage.output_tokens);
+        const finish = stop ? fromStopReason(stop, stringOr(delta.stop_sequence)) : undefined;
+        const answered = finish?.reason === "tool_calls" && answerBlock !== undefined && tools.size === 0;
         return [
-          ...(stop ? [{ type: "finish" as const, finish: fromStopReason(stop, stringOr(delta.stop_sequence)) }] : []),
+          ...(finish ? [{ type: "finish" as const, finish: answered ? { reason: "stop" as const, raw: finish.raw } : finish }] : []),
           ...(output !== undefined ? [{ type: "usage" as const, outputTokens: output }] : []),
         ];
       }

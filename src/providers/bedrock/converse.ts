@@ -2,6 +2,7 @@ import { invalidRequest } from "../../errors.ts";
 import type { StreamDecoder } from "../../formats/codec.ts";
 import { isObject, numberOr, parseArguments, stringOr, type Json } from "../../formats/read.ts";
 import type { ChatReply, ChatRequest, Message, Part, StreamEvent } from "../../ir.ts";
+import { refuseUnsupported } from "../cross-family.ts";
 import { badShape, type Upstream } from "../upstream-errors.ts";
 import { fromStopReason } from "./anthropic.ts";
 
@@ -9,13 +10,16 @@ import { fromStopReason } from "./anthropic.ts";
 
 /** The request body; the model id goes in the path. */
 export function encodeConverse(request: ChatRequest): Json {
+  refuseUnsupported(request, "This Bedrock model (Converse API)");
+  if (request.responseFormat) throw invalidRequest("response_format is not supported for this Bedrock model: use a Claude or an OpenAI model for JSON output.", "response_format: unsupported by the model");
   // Converse has no "none" choice: without tools the model cannot call one, and the history's
   // tool blocks (which Converse refuses without a toolConfig) are told as text instead.
   const none = request.toolChoice?.type === "none";
   const tools = none ? undefined : request.tools;
   const messages = none ? request.messages.map(toolsAsText) : request.messages;
   return {
-    messages: alternating(messages).map((m) => ({ role: m.role, content: m.content.map(encodePart) })),
+    // Reasoning from another model cannot be sent back to this one; it only informed that model's answer.
+    messages: alternating(messages).map((m) => ({ role: m.role, content: m.content.filter((p) => p.type !== "reasoning").map(encodePart) })),
     ...(request.system.length ? { system: request.system.map((text) => ({ text })) } : {}),
     inferenceConfig: {
       ...(request.maxTokens !== undefined ? { maxTokens: request.maxTokens } : {}),
@@ -64,12 +68,19 @@ function encodePart(part: Part): Json {
       return { image: { format: part.mediaType.replace(/^image\//, "").replace("jpg", "jpeg"), source: { bytes: part.data } } };
     case "image_url":
       throw invalidRequest("Remote image URLs cannot be sent to Bedrock: send the image inline as a base64 data URL.");
+    case "document":
+      return { document: { format: part.mediaType.replace(/^application\//, ""), name: documentName(part.title), source: { bytes: part.data } } };
+    case "reasoning":
+      return { text: "" };
     case "tool_call":
       return { toolUse: { toolUseId: part.id, name: part.name, input: parseArguments(part.arguments, `tool call ${part.id}`) } };
     case "tool_result":
       return { toolResult: { toolUseId: part.toolCallId, content: [{ text: part.content }], ...(part.isError ? { status: "error" } : {}) } };
   }
 }
+
+/** Converse wants a document name of letters, digits, spaces, hyphens, parentheses and brackets. */
+const documentName = (title?: string) => (title ?? "document").replace(/[^A-Za-z0-9 ()[\]-]/g, " ").trim().slice(0, 200) || "document";
 
 /** A whole reply -> IR; no `output.message.content` list is the upstream failing. */
 export function decodeConverse(out: unknown, up: Upstream): ChatReply {

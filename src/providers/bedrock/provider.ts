@@ -4,8 +4,10 @@ import type { ChatReply, ChatRequest, StreamEvent } from "../../ir.ts";
 import type { Provider } from "../provider.ts";
 import { parseUpstreamJson, type Upstream } from "../upstream-errors.ts";
 import * as anthropic from "./anthropic.ts";
+import { createBedrockControl } from "./control.ts";
 import { converseStreamDecoder, decodeConverse, encodeConverse } from "./converse.ts";
 import * as titan from "./titan.ts";
+import { createAnthropicNative } from "./native.ts";
 import { createBedrockTransport } from "./transport.ts";
 
 /** Which wire body a Bedrock model id takes: Anthropic and Titan natively, the rest through Converse. */
@@ -17,10 +19,13 @@ export function family(modelId: string): Family {
   return "converse";
 }
 
+/** ARNs whose id says nothing of the model: the control plane tells which foundation model they run. */
+const OPAQUE_ARN = /^arn:aws[\w-]*:bedrock:[^:]*:\d*:(application-inference-profile|custom-model)\//;
+
 interface InvokeBody {
   encode: (request: ChatRequest) => unknown;
-  decode: (body: unknown, up: Upstream) => ChatReply;
-  decoder: (up: Upstream) => StreamDecoder<unknown>;
+  decode: (body: unknown, up: Upstream, request: ChatRequest) => ChatReply;
+  decoder: (up: Upstream, request: ChatRequest) => StreamDecoder<unknown>;
 }
 
 const INVOKE: Record<"anthropic" | "titan", InvokeBody> = {
@@ -29,24 +34,39 @@ const INVOKE: Record<"anthropic" | "titan", InvokeBody> = {
 };
 
 export function createBedrockProvider(config: Config): Provider {
-  const { up, post, events, json } = createBedrockTransport(config.beta, config.upstreamTimeoutMs);
+  const transport = createBedrockTransport(config.beta, config.upstreamTimeoutMs);
+  const { up, post, events, json } = transport;
+  const anthropicNative = createAnthropicNative(config, transport);
+  const control = createBedrockControl(config.beta, config.upstreamTimeoutMs);
+  const families = new Map<string, Family>();
+
+  /** The family, asking the control plane once per opaque ARN; Converse, which runs every family, when it cannot say. */
+  async function familyOf(modelId: string): Promise<Family> {
+    if (!OPAQUE_ARN.test(modelId)) return family(modelId);
+    let known = families.get(modelId);
+    if (known) return known;
+    const base = await control.baseModel(modelId).catch(() => undefined);
+    known = base ? family(base) : "converse";
+    if (base) families.set(modelId, known);
+    return known;
+  }
 
   return {
     name: "beta",
     label: up.label,
 
     async complete(request, modelId, signal) {
-      const kind = family(modelId);
+      const kind = await familyOf(modelId);
       if (kind === "converse") {
         const response = await post(modelId, "converse", JSON.stringify(encodeConverse(request)), signal);
         return decodeConverse(await json(response), up);
       }
       const response = await post(modelId, "invoke", JSON.stringify(INVOKE[kind].encode(request)), signal);
-      return INVOKE[kind].decode(await json(response), up);
+      return INVOKE[kind].decode(await json(response), up, request);
     },
 
     async *stream(request, modelId, signal): AsyncGenerator<StreamEvent> {
-      const kind = family(modelId);
+      const kind = await familyOf(modelId);
       if (kind === "converse") {
         const response = await post(modelId, "converse-stream", JSON.stringify(encodeConverse(request)), signal);
         const decode = converseStreamDecoder(up);
@@ -54,11 +74,17 @@ export function createBedrockProvider(config: Config): Provider {
         return;
       }
       const response = await post(modelId, "invoke-with-response-stream", JSON.stringify(INVOKE[kind].encode(request)), signal);
-      const decode = INVOKE[kind].decoder(up);
+      const decode = INVOKE[kind].decoder(up, request);
       for await (const event of events(response)) {
         // Each chunk carries the model's own JSON event, base64-encoded.
         if (event.type === "chunk" && typeof event.body.bytes === "string") yield* decode(parseUpstreamJson(up, Buffer.from(event.body.bytes, "base64").toString()));
       }
     },
+
+    native: { "anthropic-messages": anthropicNative.messages },
+    // The model goes in the path: any Claude id (an alias, a profile from Anthropic's names) takes the client's body.
+    // An opaque ARN is known to be Claude once the control plane has said so (its first call goes through the IR).
+    takesNative: (dialect, modelId) => dialect === "anthropic-messages" && (families.get(modelId) ?? family(modelId)) === "anthropic",
+    countTokens: { "anthropic-messages": anthropicNative.countTokens },
   };
 }

@@ -43,9 +43,55 @@ export function createSigner(region: string, service: string) {
   };
 }
 
+export interface SignedRequest {
+  method: string;
+  host: string;
+  /** The path as the signer should see it: the wire path, for AWS's "encode once more" rule. */
+  path: string;
+  query?: Record<string, string>;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+/**
+ * SigV4 for any request: the general form, for the few control-plane calls (model discovery).
+ * Checked against AWS's published test suite; the fast signer above must agree with it.
+ * Returns the headers to add: x-amz-date, the session token when there is one, and authorization.
+ */
+export function signRequest(request: SignedRequest, credentials: Credentials, region: string, service: string, now = Date.now()): Record<string, string> {
+  const amzDate = new Date(Math.floor(now / 1000) * 1000).toISOString().replace(/[-:]|\.\d{3}/g, "");
+  const day = amzDate.slice(0, 8);
+  const added: Record<string, string> = { "x-amz-date": amzDate, ...(credentials.sessionToken ? { "x-amz-security-token": credentials.sessionToken } : {}) };
+  const headers = new Map<string, string>();
+  for (const [name, value] of Object.entries({ host: request.host, ...request.headers, ...added })) headers.set(name.toLowerCase(), value.trim().replace(/\s+/g, " "));
+  const names = [...headers.keys()].sort();
+  const signedHeaders = names.join(";");
+  const canonical = [
+    request.method,
+    canonicalPath(request.path),
+    canonicalQuery(request.query),
+    names.map((name) => `${name}:${headers.get(name)}\n`).join(""),
+    signedHeaders,
+    sha256(request.body ?? ""),
+  ].join("\n");
+  const scope = `${day}/${region}/${service}/aws4_request`;
+  const key = hmac(hmac(hmac(hmac(`AWS4${credentials.secretAccessKey}`, day), region), service), "aws4_request");
+  const signature = hmac(key, `AWS4-HMAC-SHA256\n${amzDate}\n${scope}\n${sha256(canonical)}`).toString("hex");
+  return { ...added, authorization: `AWS4-HMAC-SHA256 Credential=${credentials.accessKeyId}/${scope}, SignedHeaders=${signedHeaders}, Signature=${signature}` };
+}
+
+/** A query string as SigV4 signs it, and as it must then be sent: RFC 3986 encoding, sorted. */
+export function canonicalQuery(query: Record<string, string> = {}): string {
+  const pairs = Object.entries(query).map(([k, v]) => [rfc3986(k), rfc3986(v)] as const);
+  pairs.sort(([a, x], [b, y]) => (a < b ? -1 : a > b ? 1 : x < y ? -1 : x > y ? 1 : 0));
+  return pairs.map(([k, v]) => `${k}=${v}`).join("&");
+}
+
+const rfc3986 = (text: string) => encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+
 /** Every service but S3 signs the path URI-encoded once more, segment by segment. */
 function canonicalPath(path: string): string {
-  return path.split("/").map((segment) => encodeURIComponent(segment).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)).join("/");
+  return path.split("/").map(rfc3986).join("/");
 }
 
 const hmac = (key: string | Buffer, data: string) => new Bun.CryptoHasher("sha256", key).update(data).digest();

@@ -2,6 +2,7 @@ import { invalidRequest } from "../../errors.ts";
 import { finishFrom, type StreamDecoder } from "../../formats/codec.ts";
 import { isObject, numberOr, stringOr, type Json } from "../../formats/read.ts";
 import { textOf, type ChatReply, type ChatRequest, type Finish, type FinishReason, type StreamEvent } from "../../ir.ts";
+import { refuseUnsupported } from "../cross-family.ts";
 import { badShape, type Upstream } from "../upstream-errors.ts";
 
 /** The Bedrock InvokeModel body for `amazon.titan-text-*` models, and its answers -> IR. */
@@ -18,6 +19,8 @@ function fromCompletionReason(raw: string | null | undefined): Finish {
 }
 
 export function encodeRequest(request: ChatRequest): Json {
+  refuseUnsupported(request, "Titan Text");
+  if (request.responseFormat) throw invalidRequest("Titan Text models do not support response_format.", "response_format: unsupported by the model");
   if (request.tools?.length) throw invalidRequest("Titan Text models do not support tools.");
   const turns = request.messages.map((m) => {
     if (m.content.some((p) => p.type !== "text")) throw invalidRequest("Titan Text models take text only: no images, tool calls or tool results.");

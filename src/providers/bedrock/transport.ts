@@ -1,14 +1,11 @@
 import { EventStreamCodec, getChunkedStream } from "@smithy/core/event-streams";
-import { credentialProvider, type Credentials } from "../../aws.ts";
 import type { Config } from "../../config.ts";
-import { GatewayError } from "../../errors.ts";
+import type { GatewayError } from "../../errors.ts";
 import { isObject } from "../../formats/read.ts";
-import { badShape, fetchFailed, fromUpstreamStatus, parseUpstreamJson, readUpstreamJson, unreachable, type Upstream } from "../upstream-errors.ts";
-import { createSigner } from "./sigv4.ts";
+import { badShape, fetchFailed, fromUpstreamStatus, parseUpstreamJson, readUpstreamJson, type Upstream } from "../upstream-errors.ts";
+import { bedrockAuth, CREDENTIALS } from "./auth.ts";
 
-const CREDENTIALS = "BETA_ACCESS_KEY_ID and BETA_SECRET_ACCESS_KEY, or BETA_PROFILE";
-
-export type Action = "invoke" | "invoke-with-response-stream" | "converse" | "converse-stream";
+export type Action = "invoke" | "invoke-with-response-stream" | "converse" | "converse-stream" | "count-tokens";
 
 /** One event of a Bedrock response stream: its `:event-type` and its JSON payload. */
 export interface BedrockEvent {
@@ -22,18 +19,15 @@ export interface BedrockEvent {
  * from the SDK's provider chain when no static keys are set.
  */
 export function createBedrockTransport(beta: Config["beta"], timeout: number) {
-  const sign = createSigner(beta.region!, "bedrock");
-  const provide = credentialProvider(beta);
   const base = bedrockEndpoint(beta);
   const prefix = base.pathname.replace(/\/$/, "");
   const up: Upstream = { label: "AWS Bedrock", url: base.origin, credentials: CREDENTIALS };
-  let credentials: Credentials | undefined;
+  const auth = bedrockAuth(beta, up);
 
   const post = async function post(modelId: string, action: Action, body: string, signal: AbortSignal): Promise<Response> {
-    if (!credentials || expiresSoon(credentials)) credentials = await provide().catch((error) => credentialsMissing(up, error));
     const path = `${prefix}/model/${encodeURIComponent(modelId)}/${action}`;
     const accept = action.endsWith("stream") ? "application/vnd.amazon.eventstream" : "application/json";
-    const headers = sign(base.host, path, accept, body, credentials);
+    const headers = await auth.post(base.host, path, accept, body);
     // Bun's idle timeout for the socket: closes a call the gateway gave up on (see firstByte in chat.ts).
     const response = await fetch(base.origin + path, { method: "POST", headers, body, signal, timeout }).catch((error) => fetchFailed(up, error));
     if (!response.ok) throw await httpError(up, response);
@@ -48,9 +42,6 @@ export function bedrockEndpoint({ region, endpointUrl }: Pick<Config["beta"], "r
   const suffix = region!.startsWith("cn-") ? "amazonaws.com.cn" : region!.startsWith("eusc-") ? "amazonaws.eu" : "amazonaws.com";
   return new URL(`https://bedrock-runtime.${region}.${suffix}`);
 }
-
-/** Credentials from SSO, a role or IMDS expire; asking the SDK's provider again refreshes them. */
-const expiresSoon = (credentials: Credentials) => credentials.expiration !== undefined && credentials.expiration.getTime() - Date.now() < 5 * 60_000;
 
 export type BedrockTransport = ReturnType<typeof createBedrockTransport>;
 
@@ -108,7 +99,7 @@ function awsError(up: Upstream, name: string, status: number | undefined, messag
   return fromUpstreamStatus(up, known ?? status ?? 503, message, retryAfter, known === undefined ? undefined : RETRYABLE.has(type));
 }
 
-async function httpError(up: Upstream, response: Response): Promise<GatewayError> {
+export async function httpError(up: Upstream, response: Response): Promise<GatewayError> {
   const text = await response.text().catch(() => "");
   let body: Record<string, unknown> = {};
   try {
@@ -121,12 +112,4 @@ async function httpError(up: Upstream, response: Response): Promise<GatewayError
   const name = (response.headers.get("x-amzn-errortype") ?? String(body.__type ?? "")).split(":")[0]!.split("#").at(-1)!;
   const message = body.message ?? body.Message;
   return awsError(up, name, response.status, typeof message === "string" ? message : text.slice(0, 500), response.headers.get("retry-after"));
-}
-
-function credentialsMissing(up: Upstream, error: unknown): never {
-  const e = error as { name?: string; message?: string };
-  if (e?.name === "CredentialsProviderError") {
-    throw new GatewayError(503, "service_unavailable_error", `AWS Bedrock is not configured: set ${CREDENTIALS}.`, { upstream: e.message });
-  }
-  throw unreachable(up, e?.message ?? String(error));
 }

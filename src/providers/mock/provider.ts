@@ -25,7 +25,8 @@ async function* script(request: ChatRequest, model: string, signal: AbortSignal)
   if (model === "mock/error-503") throw fromUpstreamStatus(up, 503, "mock/error-503 always answers 503.");
   const inputTokens = estimateTokens(request);
   yield { type: "start", id: "mock-0001", inputTokens };
-  const tool = model === "mock/tools" && request.toolChoice?.type !== "none" ? pickTool(request) : undefined;
+  const answered = request.messages.at(-1)?.content.some((p) => p.type === "tool_result");
+  const tool = model === "mock/tools" && !answered && request.toolChoice?.type !== "none" ? pickTool(request) : undefined;
   if (tool) {
     const args = JSON.stringify(sampleArguments(tool, lastUserText(request)));
     yield { type: "tool_call", index: 0, id: "call_mock_0001", name: tool.name };

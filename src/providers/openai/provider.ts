@@ -1,8 +1,10 @@
 import { createParser } from "eventsource-parser";
 import type { Config } from "../../config.ts";
+import type { Usage } from "../../ir.ts";
 import { GatewayError } from "../../errors.ts";
-import type { Provider } from "../provider.ts";
+import type { NativeCall, NativeReply, Provider } from "../provider.ts";
 import { fetchError, fetchFailed, fromUpstreamStatus, parseUpstreamJson, type Upstream } from "../upstream-errors.ts";
+import { checkResponse } from "./responses-wire.ts";
 import { decodeReply, encodeRequest, streamDecoder } from "./wire.ts";
 
 /**
@@ -11,18 +13,27 @@ import { decodeReply, encodeRequest, streamDecoder } from "./wire.ts";
  * a proxied request.
  */
 export function createOpenAIProvider(config: Config): Provider {
-  const url = `${config.alpha.baseUrl}/chat/completions`;
+  const urls = { chat: `${config.alpha.baseUrl}/chat/completions`, responses: `${config.alpha.baseUrl}/responses` };
   const up: Upstream = { label: "OpenAI upstream", url: config.alpha.baseUrl, credentials: "ALPHA_API_KEY (or OPENAI_API_KEY)" };
   // Local OpenAI-compatible servers often need no key at all.
   const headers = { authorization: `Bearer ${config.alpha.apiKey ?? "none"}`, "content-type": "application/json", accept: "application/json, text/event-stream" };
   // Bun's idle timeout for the socket: closes a call the gateway gave up on (see firstByte in chat.ts).
   const timeout = config.upstreamTimeoutMs;
-  const post = async (body: string, signal: AbortSignal) => {
+  const post = async (body: string, signal: AbortSignal, url = urls.chat) => {
     const response = await fetch(url, { method: "POST", body, headers, signal, timeout }).catch((error) => fetchFailed(up, error));
     if (!response.ok) throw fromUpstreamStatus(up, response.status, await upstreamMessage(response), response.headers.get("retry-after"));
     return response;
   };
   const readBody = (response: Response) => response.arrayBuffer().catch((error) => fetchFailed(up, error, true));
+  /** The client's body as sent; the reply's bytes as the upstream wrote them, a JSON one checked first. */
+  const passthrough = (url: string, check: (body: unknown) => Usage | undefined) => async ({ body, stream, signal }: NativeCall): Promise<NativeReply> => {
+    const response = await post(body, signal, url);
+    const contentType = response.headers.get("content-type") ?? (stream ? "text/event-stream" : "application/json");
+    if (stream && contentType.includes("text/event-stream")) return { kind: "stream", body: response.body!, contentType, failure: (error) => fetchError(up, error, true) };
+    const bytes = await readBody(response);
+    const usage = check(parseUpstreamJson(up, new TextDecoder().decode(bytes)));
+    return { kind: "json", bytes, contentType, usage };
+  };
 
   return {
     name: "alpha",
@@ -56,15 +67,8 @@ export function createOpenAIProvider(config: Config): Provider {
     },
 
     native: {
-      /** The client's body as sent; the reply's bytes as OpenAI wrote them, a JSON one checked first. */
-      async "openai-chat"({ body, stream, signal }) {
-        const response = await post(body, signal);
-        const contentType = response.headers.get("content-type") ?? (stream ? "text/event-stream" : "application/json");
-        if (stream && contentType.includes("text/event-stream")) return { kind: "stream", body: response.body!, contentType, failure: (error) => fetchError(up, error, true) };
-        const bytes = await readBody(response);
-        decodeReply(parseUpstreamJson(up, new TextDecoder().decode(bytes)), up);
-        return { kind: "json", bytes, contentType };
-      },
+      "openai-chat": passthrough(urls.chat, (body) => decodeReply(body, up).usage),
+      "openai-responses": passthrough(urls.responses, (body) => checkResponse(body, up)),
     },
   };
 }

@@ -1,6 +1,7 @@
 import { finishFrom, randomId, type StreamDecoder } from "../../formats/codec.ts";
 import { isObject, numberOr, stringOr, type Json } from "../../formats/read.ts";
-import type { ChatReply, ChatRequest, Finish, FinishReason, Message, Part, StreamEvent, ToolChoice, Usage } from "../../ir.ts";
+import type { ChatReply, ChatRequest, Finish, FinishReason, Message, Part, ResponseFormat, StreamEvent, ToolChoice, Usage } from "../../ir.ts";
+import { refuseUnsupported } from "../cross-family.ts";
 import { badShape, type Upstream } from "../upstream-errors.ts";
 
 /** OpenAI Chat Completions as the OpenAI provider sends and reads it: IR -> request, reply -> IR. */
@@ -19,6 +20,7 @@ function fromFinishReason(raw: string | null | undefined): Finish {
 
 
 export function encodeRequest(request: ChatRequest, model: string): Json {
+  refuseUnsupported(request, "An OpenAI model");
   const messages: Json[] = request.system.map((content) => ({ role: "system", content }));
   for (const message of request.messages) messages.push(...encodeMessage(message));
   const reasoning = /^o\d/.test(model);
@@ -33,8 +35,16 @@ export function encodeRequest(request: ChatRequest, model: string): Json {
       ? { tools: request.tools.map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.parameters } })) }
       : {}),
     ...(request.toolChoice ? { tool_choice: encodeToolChoice(request.toolChoice) } : {}),
+    ...(request.tools?.length && request.parallelToolCalls === false ? { parallel_tool_calls: false } : {}),
+    ...(request.responseFormat ? { response_format: encodeResponseFormat(request.responseFormat) } : {}),
     ...(request.stream ? { stream: true, stream_options: { include_usage: true } } : {}),
   };
+}
+
+function encodeResponseFormat(format: ResponseFormat): Json {
+  if (format.type === "json_object") return { type: "json_object" };
+  const { name, schema, description, strict } = format;
+  return { type: "json_schema", json_schema: { name, schema, ...(description ? { description } : {}), ...(strict !== undefined ? { strict } : {}) } };
 }
 
 function encodeMessage(message: Message): Json[] {
@@ -46,7 +56,7 @@ function encodeMessage(message: Message): Json[] {
     return [{ role: "assistant", content: text || (calls.length ? null : ""), ...(calls.length ? { tool_calls: calls } : {}) }];
   }
   const results = message.content.flatMap((p) => (p.type === "tool_result" ? [{ role: "tool", tool_call_id: p.toolCallId, content: p.content }] : []));
-  const rest = message.content.filter((p) => p.type !== "tool_result");
+  const rest = message.content.filter((p) => p.type !== "tool_result" && p.type !== "reasoning");
   if (rest.length === 0) return results;
   const simple = rest.every((p) => p.type === "text");
   const content = simple
@@ -55,6 +65,7 @@ function encodeMessage(message: Message): Json[] {
         p.type === "text" ? { type: "text", text: p.text }
         : p.type === "image" ? { type: "image_url", image_url: { url: `data:${p.mediaType};base64,${p.data}` } }
         : p.type === "image_url" ? { type: "image_url", image_url: { url: p.url } }
+        : p.type === "document" ? { type: "file", file: { filename: p.title ?? "document.pdf", file_data: `data:${p.mediaType};base64,${p.data}` } }
         : { type: "text", text: "" },
       );
   return [...results, { role: "user", content }];
@@ -75,6 +86,8 @@ export function decodeReply(body: unknown, up: Upstream): ChatReply {
   const message = choice.message ?? {};
   if (!isObject(message)) throw bad("choices[0].message is not an object");
   const content: Part[] = [];
+  const reasoning = stringOr(message.reasoning_content) ?? stringOr(message.reasoning);
+  if (reasoning) content.push({ type: "reasoning", text: reasoning });
   const text = textOf(message.content);
   if (text === undefined) throw bad("message.content is neither text nor null");
   if (text) content.push({ type: "text", text });
@@ -109,6 +122,9 @@ export function streamDecoder(up: Upstream): StreamDecoder<unknown> {
       if (!isObject(delta)) throw bad("choices[0].delta is not an object");
       const text = textOf(delta.content);
       if (text === undefined) throw bad("delta.content is neither text nor null");
+      // Some OpenAI-compatible servers (DeepSeek, vLLM) stream the model's reasoning beside the answer.
+      const reasoning = stringOr(delta.reasoning_content) ?? stringOr(delta.reasoning);
+      if (reasoning) events.push({ type: "reasoning", text: reasoning });
       if (text) events.push({ type: "text", text });
       const calls = delta.tool_calls ?? [];
       if (!Array.isArray(calls)) throw bad("delta.tool_calls is not a list");
@@ -150,6 +166,10 @@ const toolCallId = (id: unknown) => (typeof id === "string" && id ? id : randomI
 const argumentsText = (args: unknown) => (typeof args === "string" ? args : JSON.stringify(args ?? {}));
 const count = (value: unknown) => numberOr(value) ?? 0;
 
+/** `prompt_tokens` counts cached tokens too, as the IR does; `cached_tokens` says how many were read from the cache. */
 function decodeUsage(usage: unknown): Usage | undefined {
-  return isObject(usage) ? { inputTokens: count(usage.prompt_tokens), outputTokens: count(usage.completion_tokens) } : undefined;
+  if (!isObject(usage)) return undefined;
+  const details = isObject(usage.prompt_tokens_details) ? usage.prompt_tokens_details : {};
+  const cached = numberOr(details.cached_tokens);
+  return { inputTokens: count(usage.prompt_tokens), outputTokens: count(usage.completion_tokens), ...(cached ? { cacheReadTokens: cached } : {}) };
 }

@@ -4,7 +4,7 @@ import { invalidRequest } from "../../errors.ts";
 import { CODECS, detectFormat, formatName } from "../../formats/detect.ts";
 import { isObject } from "../../formats/read.ts";
 import { auth, type Guard } from "../auth.ts";
-import { note, REQUEST_ID } from "../edge.ts";
+import { note } from "../edge.ts";
 import { reply } from "../reply.ts";
 
 const DESCRIPTION = `One endpoint, three request formats: OpenAI Chat Completions (alpha), Anthropic Messages
@@ -25,7 +25,7 @@ export function chatRoutes(chat: Chat, guard: Guard) {
         const input = CODECS[detectFormat(body)];
         const output = query.target_format === undefined ? CODECS.alpha : CODECS[formatName(query.target_format)];
         const outcome = await chat({
-          input, output, body, raw, signal: request.signal, requestId: headers[REQUEST_ID], observe: (info) => note(set, info),
+          input, output, body, raw, signal: request.signal, observe: (info) => note(set, info), onBreak: (broken) => note(set, { broken }),
         });
         return reply(outcome, headers);
       },

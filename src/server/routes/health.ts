@@ -1,4 +1,5 @@
 import { Elysia } from "elysia";
+import { credentialKind } from "../../aws.ts";
 import type { Config } from "../../config.ts";
 import { configuredProviders } from "../../providers/registry.ts";
 import { VERSION } from "../../version.ts";
@@ -22,6 +23,7 @@ export function healthRoutes(config: Config, redis?: () => Promise<RedisStatus>)
         timestamp: new Date().toISOString(),
         version: VERSION,
         services,
+        ...(config.beta.region ? { beta_credentials: credentialKind(config.beta) } : {}),
         ...(redis ? { redis: await redis() } : {}),
       }),
       { detail: { summary: "Service health", tags: ["health"], security: [] } },

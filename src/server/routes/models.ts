@@ -1,12 +1,107 @@
 import { Elysia } from "elysia";
 import type { Config } from "../../config.ts";
-import { listModels } from "../../providers/catalogue.ts";
+import { notFound, validationError } from "../../errors.ts";
+import { ANTHROPIC_MODELS } from "../../providers/anthropic-models.ts";
+import type { ProviderName } from "../../config.ts";
+import type { Discovery } from "../../providers/discovery.ts";
 import { configuredProviders } from "../../providers/registry.ts";
+import type { Router } from "../../providers/routes.ts";
 import { auth, type Guard } from "../auth.ts";
 
-export function modelRoutes(config: Config, guard: Guard) {
-  const list = { object: "list", data: listModels(config, configuredProviders(config)) };
+/** Anthropic's model object (`anthropic-version` callers). */
+interface AnthropicModelInfo {
+  type: "model";
+  id: string;
+  display_name: string;
+  created_at: string;
+}
+
+const DEFAULT_LIMIT = 20;
+const MAX_LIMIT = 1000;
+
+/** A model as /v1/models lists it: OpenAI's object, plus the provider that serves it. */
+export interface ModelInfo {
+  id: string;
+  object: "model";
+  created: number;
+  owned_by: string;
+  provider: ProviderName;
+}
+
+/**
+ * GET /v1/models and /v1/models/{id}: OpenAI's shapes, or Anthropic's when the request has
+ * `anthropic-version`. The list is what discovery knows now (it refreshes in the background), with
+ * Anthropic's own model names before Bedrock's when it is configured.
+ */
+export function modelRoutes(config: Config, guard: Guard, discovery: Discovery, router: Router) {
+  const configured = configuredProviders(config);
+  const claude: ModelInfo[] = configured.beta
+    ? [...ANTHROPIC_MODELS].filter(([, m]) => !m.aliasOf).map(([id, m]) => ({ id, object: "model", created: unix(m.released), owned_by: "anthropic", provider: "beta" }))
+    : [];
+  const route = (id: string) => {
+    try {
+      return router(id).provider;
+    } catch {
+      return undefined;
+    }
+  };
+  const listed = (): ModelInfo[] =>
+    discovery.list(configured, route).filter((m) => !ANTHROPIC_MODELS.has(m.id)).map(({ id, created, owned_by, provider }) => ({ id, object: "model" as const, created, owned_by, provider }));
+  // OpenAI's list keeps the providers' order (a chat's default model is the first one); Claude's names lead Bedrock's.
+  const models = (): ModelInfo[] => {
+    const all = listed();
+    const at = all.findIndex((m) => m.provider !== "alpha");
+    return at === -1 ? [...all, ...claude] : [...all.slice(0, at), ...claude, ...all.slice(at)];
+  };
+  // Anthropic's callers (Claude Code, the Anthropic SDKs) get Claude's names first.
+  const anthropicModels = () => [...claude, ...listed()].map(anthropicShape);
+  const find = (id: string): ModelInfo => {
+    const listed = models().find((m) => m.id === id);
+    if (listed) return listed;
+    return { id, object: "model", created: 0, owned_by: "parley", provider: router(id).provider }; // 404 when the id routes nowhere
+  };
+
   return new Elysia({ name: "parley/models" })
     .use(auth(guard))
-    .get("/v1/models", () => list, { scope: "models", detail: { summary: "List models", tags: ["models"] } });
+    .get("/v1/models", ({ request, query }) => (isAnthropic(request) ? anthropicPage(anthropicModels(), query) : { object: "list", data: models() }), {
+      scope: "models",
+      detail: { summary: "List models", description: "OpenAI's list; Anthropic's (limit, after_id, before_id) when the request has anthropic-version.", tags: ["models"] },
+    })
+    .get("/v1/models/*", ({ request, params }) => {
+      const id = decodeURIComponent(params["*"]);
+      const model = find(id);
+      return isAnthropic(request) ? anthropicShape(model) : model;
+    }, { scope: "models", detail: { summary: "One model", tags: ["models"] } });
+}
+
+const isAnthropic = (request: Request) => request.headers.has("anthropic-version");
+const unix = (day: string) => Math.floor(Date.parse(day) / 1000);
+
+function anthropicShape(model: ModelInfo): AnthropicModelInfo {
+  const own = ANTHROPIC_MODELS.get(model.id);
+  return { type: "model", id: model.id, display_name: own?.display ?? model.id, created_at: new Date(model.created * 1000).toISOString().replace(".000Z", "Z") };
+}
+
+/** Anthropic's cursor pages: `after_id` / `before_id` (exclusive), `limit` 1 to 1000. */
+function anthropicPage(all: AnthropicModelInfo[], query: Record<string, string | undefined>) {
+  const limit = query.limit === undefined ? DEFAULT_LIMIT : Number(query.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw validationError("limit", `must be an integer from 1 to ${MAX_LIMIT}`);
+  const at = (id: string, field: string) => {
+    const index = all.findIndex((m) => m.id === id);
+    if (index < 0) throw notFound(`${field}: no model '${id}'`);
+    return index;
+  };
+  let data: AnthropicModelInfo[];
+  let hasMore: boolean;
+  if (query.before_id !== undefined) {
+    const end = at(query.before_id, "before_id");
+    const start = Math.max(0, end - limit);
+    data = all.slice(start, end);
+    hasMore = start > 0;
+  } else {
+    const start = query.after_id !== undefined ? at(query.after_id, "after_id") + 1 : 0;
+    data = all.slice(start, start + limit);
+    hasMore = start + limit < all.length;
+  }
+  return { data, has_more: hasMore, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
 }

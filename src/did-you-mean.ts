@@ -22,3 +22,11 @@ function editDistance(a: string, b: string): number {
   }
   return rows[a.length]![b.length]!;
 }
+
+/** Names a person may have meant: those containing what they typed, then the closest one. */
+export function closeMatches(name: string, candidates: readonly string[], most = 3): string[] {
+  const wanted = name.toLowerCase();
+  const containing = candidates.filter((c) => c.toLowerCase().includes(wanted) || wanted.includes(c.toLowerCase()));
+  const near = closest(name, candidates);
+  return [...new Set([...(near ? [near] : []), ...containing])].slice(0, most);
+}

@@ -1,0 +1,91 @@
+/**
+ * Claude Code against parley: installs `@anthropic-ai/claude-code` from npm into a temporary
+ * directory (or uses CLAUDE_BIN), starts parley on the fake upstreams, runs `claude -p "say hi"`
+ * with ANTHROPIC_BASE_URL pointed at it and checks the reply. Prints every call Claude Code made
+ * (method, path, model, anthropic-beta), so a new release's habits show. Exits 1 on a failed check.
+ */
+import { existsSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startGateway, TEST_KEY } from "../../test/lib/gateway.ts";
+
+const PACKAGE = process.env.CLAUDE_CODE_PACKAGE ?? "@anthropic-ai/claude-code";
+const EXPECTED = "Hello from Claude";
+let failures = 0;
+const check = (name: string, ok: boolean, detail = "") => {
+  if (!ok) failures++;
+  console.log(`${ok ? "ok  " : "FAIL"} ${name}${detail ? `: ${detail}` : ""}`);
+};
+
+const binary = process.env.CLAUDE_BIN ?? install();
+const version = Bun.spawnSync([binary, "--version"]).stdout.toString().trim();
+console.log(`claude ${version}`);
+
+const gateway = await startGateway({ UPSTREAM_RETRIES: "0" });
+const calls: string[] = [];
+const server = Bun.serve({
+  hostname: "127.0.0.1",
+  port: 0,
+  idleTimeout: 0,
+  async fetch(request) {
+    const url = new URL(request.url);
+    const body = request.method === "POST" ? await request.clone().text() : "";
+    const model = /"model"\s*:\s*"([^"]+)"/.exec(body)?.[1];
+    const beta = request.headers.get("anthropic-beta");
+    calls.push(`${request.method} ${url.pathname}${url.search}${model ? ` model=${model}` : ""}${beta ? ` anthropic-beta=${beta}` : ""}`);
+    return gateway.app.handle(request);
+  },
+});
+
+const home = mkdtempSync(join(tmpdir(), "parley-claude-home-"));
+const run = Bun.spawn([binary, "-p", "say hi"], {
+  cwd: home,
+  env: {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: home,
+    ANTHROPIC_BASE_URL: `http://127.0.0.1:${server.port}`,
+    ANTHROPIC_API_KEY: TEST_KEY,
+    // Nothing but parley: no telemetry, error reports, update checks.
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+    DISABLE_AUTOUPDATER: "1",
+    DISABLE_TELEMETRY: "1",
+    DISABLE_ERROR_REPORTING: "1",
+  },
+  stdout: "pipe",
+  stderr: "pipe",
+});
+const timer = setTimeout(() => run.kill(), 120_000);
+const [stdout, stderr, code] = await Promise.all([new Response(run.stdout).text(), new Response(run.stderr).text(), run.exited]);
+clearTimeout(timer);
+
+console.log("calls Claude Code made:");
+for (const call of calls) console.log(`  ${call}`);
+check("claude -p exits 0", code === 0, code === 0 ? "" : stderr.trim().slice(0, 500));
+check(`claude -p prints the model's answer`, stdout.includes(EXPECTED), JSON.stringify(stdout.trim().slice(0, 200)));
+check("it called POST /v1/messages", calls.some((c) => c.startsWith("POST /v1/messages")));
+check("every Messages call reached Bedrock", gateway.bedrock.received.filter((r) => r.action !== "count-tokens").length >= calls.filter((c) => /^POST \/v1\/messages(\?|\s|$)/.test(c)).length);
+for (const { action, modelId, body } of gateway.bedrock.received) {
+  const roles = Array.isArray(body.messages) ? [...new Set(body.messages.map((m: { role: string }) => m.role))].join("/") : "-";
+  console.log(`Bedrock got ${action} ${modelId}: fields ${Object.keys(body).join(", ")}; roles ${roles}; anthropic_beta ${JSON.stringify(body.anthropic_beta ?? [])}`);
+}
+
+server.stop(true);
+await gateway.stop();
+process.exit(failures === 0 ? 0 : 1);
+
+/** npm install into a temporary directory; the platform's native binary comes as an optional dependency. */
+function install(): string {
+  const dir = mkdtempSync(join(tmpdir(), "parley-claude-code-"));
+  console.log(`installing ${PACKAGE} into ${dir}`);
+  const npm = Bun.spawnSync(["npm", "install", "--no-audit", "--no-fund", "--prefix", dir, PACKAGE], { stdout: "inherit", stderr: "inherit" });
+  if (npm.exitCode !== 0) throw new Error(`npm install ${PACKAGE} failed`);
+  const libc = existsSync("/etc/alpine-release") ? "-musl" : "";
+  const candidates = [
+    join(dir, "node_modules/@anthropic-ai", `claude-code-${process.platform}-${process.arch}${libc}`, "claude"),
+    join(dir, "node_modules/@anthropic-ai/claude-code/bin/claude.exe"),
+    join(dir, "node_modules/.bin/claude"),
+  ];
+  const found = candidates.find((path) => existsSync(path));
+  if (!found) throw new Error(`no claude binary in ${dir}`);
+  return found;
+}

@@ -1,0 +1,331 @@
+import { errorBody, invalidRequest, validationError } from "../errors.ts";
+import type { ChatReply, ChatRequest, Finish, Message, Part, ResponseFormat, SseEvent, Tool, ToolChoice, Usage } from "../ir.ts";
+import { randomId, type Codec, type StreamEncoder } from "./codec.ts";
+import {
+  isObject, messageList, numberIn, numberOr, objectList, optionalBoolean, optionalString, parseArguments, positiveInt, stringList, type Json,
+} from "./read.ts";
+
+/**
+ * The Anthropic Messages API as api.anthropic.com serves it (`POST /v1/messages`). To Bedrock Claude
+ * the client's body goes up natively; this codec is for every other route, through the IR. What the
+ * IR cannot carry is listed in `request.unsupported`, and a target that cannot take it refuses with
+ * a 400 naming it; what changes nothing the user relies on (cache_control, metadata) is dropped.
+ */
+
+// ---- client request -> IR ----
+
+function decodeRequest(body: Json): ChatRequest {
+  const unsupported: string[] = [];
+  const system = decodeSystem(body.system);
+  const messages: Message[] = [];
+  messageList(body).forEach((m, i) => {
+    const at = `messages[${i}]`;
+    // Mid-conversation system messages (Claude Code's `mid-conversation-system` beta) join the system text.
+    if (m.role === "system") return void system.push(...decodeSystem(m.content, `${at}.content`));
+    if (m.role !== "user" && m.role !== "assistant") throw invalidRequest(`${at}.role: Input should be 'user', 'assistant' or 'system'`, `${at}.role: must be user, assistant or system`);
+    messages.push({ role: m.role, content: decodeBlocks(m.content, at, unsupported) });
+  });
+  const maxTokens = positiveInt(body, "max_tokens");
+  if (maxTokens === undefined) throw invalidRequest("max_tokens: Field required", "max_tokens: required");
+  const choice = decodeToolChoice(body.tool_choice);
+  for (const field of ["mcp_servers", "container"]) if (body[field] !== undefined && body[field] !== null) unsupported.push(field);
+  return {
+    model: optionalString(body, "model"),
+    system,
+    messages,
+    maxTokens,
+    temperature: numberIn(body, "temperature", 0, 1),
+    topP: numberIn(body, "top_p", 0, 1),
+    topK: positiveInt(body, "top_k"),
+    stop: stringList(body, "stop_sequences"),
+    tools: decodeTools(body, unsupported),
+    toolChoice: choice?.choice,
+    ...(choice?.parallel === false ? { parallelToolCalls: false } : {}),
+    stream: optionalBoolean(body, "stream") ?? false,
+    includeUsage: true,
+    fileIds: [],
+    responseFormat: decodeOutputFormat(body.output_format),
+    ...(unsupported.length ? { unsupported } : {}),
+  };
+}
+
+/** System text blocks, one IR entry each (their cache_control marks only change cost). */
+function decodeSystem(system: unknown, at = "system"): string[] {
+  if (system === undefined || system === null || system === "") return [];
+  if (typeof system === "string") return [system];
+  if (!Array.isArray(system)) throw validationError(at, "must be a string or an array of text blocks");
+  return system.map((block, i) => {
+    if (!isObject(block) || block.type !== "text" || typeof block.text !== "string") throw validationError(`${at}[${i}]`, "must be a text block");
+    return block.text;
+  });
+}
+
+function decodeBlocks(content: unknown, at: string, unsupported: string[]): Part[] {
+  if (typeof content === "string") return [{ type: "text", text: content }];
+  if (!Array.isArray(content)) throw validationError(`${at}.content`, "must be a string or an array of content blocks");
+  return content.flatMap((block, j) => decodeBlock(block, `${at}.content[${j}]`, unsupported));
+}
+
+function decodeBlock(block: unknown, at: string, unsupported: string[]): Part[] {
+  if (!isObject(block)) throw validationError(at, "must be a content block object");
+  switch (block.type) {
+    case "text":
+      if (typeof block.text !== "string") throw validationError(`${at}.text`, "must be a string");
+      return [{ type: "text", text: block.text }];
+    case "image": {
+      const source = isObject(block.source) ? block.source : {};
+      if (source.type === "base64" && typeof source.media_type === "string" && typeof source.data === "string") {
+        return [{ type: "image", mediaType: source.media_type, data: source.data }];
+      }
+      if (source.type === "url" && typeof source.url === "string") return [{ type: "image_url", url: source.url }];
+      throw validationError(`${at}.source`, "must be {type: base64, media_type, data} or {type: url, url}");
+    }
+    case "document": {
+      const source = isObject(block.source) ? block.source : {};
+      const title = typeof block.title === "string" ? block.title : undefined;
+      if (source.type === "base64" && typeof source.media_type === "string" && typeof source.data === "string") {
+        return [{ type: "document", mediaType: source.media_type, data: source.data, ...(title ? { title } : {}) }];
+      }
+      if (source.type === "text" && typeof source.data === "string") return [{ type: "text", text: title ? `${title}\n\n${source.data}` : source.data }];
+      unsupported.push(`${at} (a document of source type ${String(source.type)})`);
+      return [];
+    }
+    case "tool_use":
+      if (typeof block.id !== "string" || typeof block.name !== "string") throw validationError(at, "tool_use needs an id and a name");
+      return [{ type: "tool_call", id: block.id, name: block.name, arguments: JSON.stringify(block.input ?? {}) }];
+    case "tool_result":
+      if (typeof block.tool_use_id !== "string") throw validationError(`${at}.tool_use_id`, "is required");
+      return [{
+        type: "tool_result",
+        toolCallId: block.tool_use_id,
+        content: toolResultText(block.content, `${at}.content`, unsupported),
+        ...(block.is_error === true ? { isError: true } : {}),
+      }];
+    case "thinking":
+      if (typeof block.thinking !== "string") throw validationError(`${at}.thinking`, "must be a string");
+      return [{ type: "reasoning", text: block.thinking, ...(typeof block.signature === "string" ? { signature: block.signature } : {}) }];
+    case "redacted_thinking":
+      if (typeof block.data !== "string") throw validationError(`${at}.data`, "must be a string");
+      return [{ type: "reasoning", text: "", redacted: block.data }];
+    default:
+      // Server tool calls and results, search results, container uploads: only Claude reads them.
+      unsupported.push(`${at} (a ${String(block.type)} block)`);
+      return [];
+  }
+}
+
+function toolResultText(content: unknown, at: string, unsupported: string[]): string {
+  if (content === undefined || content === null) return "";
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) throw validationError(at, "must be a string or an array of content blocks");
+  return content.map((block, k) => {
+    if (isObject(block) && block.type === "text" && typeof block.text === "string") return block.text;
+    unsupported.push(`${at}[${k}] (a ${isObject(block) ? String(block.type) : "non-object"} block in a tool result)`);
+    return "";
+  }).join("");
+}
+
+function decodeTools(body: Json, unsupported: string[]): Tool[] | undefined {
+  return objectList(body, "tools")?.flatMap((tool, i) => {
+    if (tool.type !== undefined && tool.type !== null && tool.type !== "custom") {
+      unsupported.push(`tools[${i}] (the server tool ${String(tool.type)})`);
+      return [];
+    }
+    if (typeof tool.name !== "string") throw validationError(`tools[${i}].name`, "is required");
+    return [{
+      name: tool.name,
+      description: typeof tool.description === "string" ? tool.description : undefined,
+      parameters: isObject(tool.input_schema) ? tool.input_schema : { type: "object", properties: {} },
+    }];
+  });
+}
+
+function decodeToolChoice(value: unknown): { choice: ToolChoice; parallel?: boolean } | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (isObject(value)) {
+    const parallel = value.disable_parallel_tool_use === true ? false : undefined;
+    if (value.type === "auto" || value.type === "none") return { choice: { type: value.type }, parallel };
+    if (value.type === "any") return { choice: { type: "required" }, parallel };
+    if (value.type === "tool" && typeof value.name === "string") return { choice: { type: "tool", name: value.name }, parallel };
+  }
+  throw validationError("tool_choice", "must be {type: auto|any|none} or {type: tool, name}");
+}
+
+/** Anthropic's structured outputs (`output_format: {type: json_schema, schema}`). */
+function decodeOutputFormat(value: unknown): ResponseFormat | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (isObject(value) && value.type === "json_schema" && isObject(value.schema)) return { type: "json_schema", name: "output", schema: value.schema, strict: true };
+  throw validationError("output_format", "must be {type: json_schema, schema}");
+}
+
+// ---- IR -> client reply ----
+
+export function toStopReason(finish: Finish): string {
+  switch (finish.reason) {
+    case "stop":
+    case "other":
+      return "end_turn";
+    case "stop_sequence":
+      return "stop_sequence";
+    case "length":
+      return "max_tokens";
+    case "tool_calls":
+      return "tool_use";
+    case "content_filter":
+      return "refusal";
+  }
+}
+
+const messageId = (id?: string) => (id?.startsWith("msg_") ? id : randomId("msg_"));
+
+/** Anthropic counts cached prompt tokens beside `input_tokens`; the IR counts them in it. */
+export function anthropicUsage(usage: Partial<Usage> | undefined): Json {
+  const read = usage?.cacheReadTokens ?? 0;
+  const write = usage?.cacheWriteTokens ?? 0;
+  return {
+    input_tokens: Math.max(0, (usage?.inputTokens ?? 0) - read - write),
+    cache_creation_input_tokens: write,
+    cache_read_input_tokens: read,
+    output_tokens: usage?.outputTokens ?? 0,
+  };
+}
+
+function encodeContent(parts: Part[]): Json[] {
+  return parts.flatMap((p): Json[] => {
+    if (p.type === "text") return p.text ? [{ type: "text", text: p.text }] : [];
+    if (p.type === "tool_call") return [{ type: "tool_use", id: p.id, name: p.name, input: parseArguments(p.arguments, "the reply") }];
+    if (p.type === "reasoning") return p.redacted ? [{ type: "redacted_thinking", data: p.redacted }] : [{ type: "thinking", thinking: p.text, signature: p.signature ?? "" }];
+    return [];
+  });
+}
+
+function encodeReply(reply: ChatReply, model: string) {
+  return {
+    id: messageId(reply.id),
+    type: "message",
+    role: "assistant",
+    model,
+    content: encodeContent(reply.content),
+    stop_reason: toStopReason(reply.finish),
+    stop_sequence: reply.finish.stopSequence ?? null,
+    usage: anthropicUsage(reply.usage),
+  };
+}
+
+type BlockKind = "text" | "thinking" | "tool";
+
+/** Anthropic's event grammar: message_start, blocks opened and closed in order from 0, message_delta, message_stop. */
+function streamEncoder(model: string): StreamEncoder {
+  const id = randomId("msg_");
+  let started = false;
+  let nextBlock = 0;
+  let open: { kind: BlockKind; index: number } | undefined;
+  const toolBlocks = new Map<number, number>();
+  let finish: Finish | undefined;
+  const usage: Partial<Usage> = {};
+  const count = (event: Partial<Usage>) => {
+    for (const key of ["inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens"] as const) if (event[key] !== undefined) usage[key] = event[key];
+  };
+
+  const sse = (event: string, data: Json): SseEvent => ({ event, data: { type: event, ...data } });
+  const start = (): SseEvent[] => {
+    if (started) return [];
+    started = true;
+    const message = { id, type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage: { ...anthropicUsage(usage), output_tokens: 0 } };
+    return [sse("message_start", { message })];
+  };
+  const close = (): SseEvent[] => {
+    if (!open) return [];
+    const index = open.index;
+    open = undefined;
+    return [sse("content_block_stop", { index })];
+  };
+  const openBlock = (kind: BlockKind, block: Json): SseEvent[] => {
+    const events = close();
+    open = { kind, index: nextBlock++ };
+    return [...events, sse("content_block_start", { index: open.index, content_block: block })];
+  };
+  const delta = (delta: Json) => sse("content_block_delta", { index: open!.index, delta });
+
+  return {
+    event(event) {
+      switch (event.type) {
+        case "start":
+          count(event);
+          return start();
+        case "text": {
+          const head = [...start(), ...(open?.kind === "text" ? [] : openBlock("text", { type: "text", text: "" }))];
+          return [...head, delta({ type: "text_delta", text: event.text })];
+        }
+        case "reasoning": {
+          const head = [...start(), ...(open?.kind === "thinking" ? [] : openBlock("thinking", { type: "thinking", thinking: "", signature: "" }))];
+          return [
+            ...head,
+            ...(event.text ? [delta({ type: "thinking_delta", thinking: event.text })] : []),
+            ...(event.signature ? [delta({ type: "signature_delta", signature: event.signature })] : []),
+          ];
+        }
+        case "tool_call": {
+          const head = [...start(), ...openBlock("tool", { type: "tool_use", id: event.id, name: event.name, input: {} })];
+          toolBlocks.set(event.index, open!.index);
+          return head;
+        }
+        case "tool_args": {
+          const index = toolBlocks.get(event.index);
+          if (index === undefined) return [];
+          return [sse("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: event.text } })];
+        }
+        case "finish":
+          finish = event.finish;
+          return [...start(), ...close()];
+        case "usage":
+          count(event);
+          return [];
+      }
+    },
+    error: (error) => [{ event: "error", data: errorBody(error, "anthropic") }],
+    end() {
+      const stop = finish ?? { reason: "stop", raw: "" };
+      return [
+        ...start(),
+        ...close(),
+        sse("message_delta", { delta: { stop_reason: toStopReason(stop), stop_sequence: stop.stopSequence ?? null }, usage: anthropicUsage(usage) }),
+        sse("message_stop", {}),
+      ];
+    },
+  };
+}
+
+/**
+ * Token counts at the end of a stream passed through: Bedrock's invocation metrics on
+ * message_stop, else message_delta's usage (output tokens, and input tokens where sent).
+ */
+function usageIn(tail: string): Usage | undefined {
+  const metrics = /"amazon-bedrock-invocationMetrics"\s*:\s*(\{[^}]*\})/.exec(tail)?.[1];
+  if (metrics) {
+    const m = parseJson(metrics);
+    if (m) return { inputTokens: numberOr(m.inputTokenCount) ?? 0, outputTokens: numberOr(m.outputTokenCount) ?? 0 };
+  }
+  const usage = /"type"\s*:\s*"message_delta".*?"usage"\s*:\s*(\{[^}]*\})/s.exec(tail)?.[1];
+  const u = usage ? parseJson(usage) : undefined;
+  if (!u) return undefined;
+  const read = numberOr(u.cache_read_input_tokens) ?? 0;
+  const write = numberOr(u.cache_creation_input_tokens) ?? 0;
+  return {
+    inputTokens: (numberOr(u.input_tokens) ?? 0) + read + write,
+    outputTokens: numberOr(u.output_tokens) ?? 0,
+    ...(read ? { cacheReadTokens: read } : {}),
+    ...(write ? { cacheWriteTokens: write } : {}),
+  };
+}
+
+function parseJson(text: string): Json | undefined {
+  try {
+    const value = JSON.parse(text);
+    return isObject(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export const anthropic: Codec = { decodeRequest, encodeReply, streamEncoder, lastEvent: "message_stop", dialect: "anthropic-messages", usageIn };

@@ -1,0 +1,54 @@
+import { credentialProvider, type Credentials } from "../../aws.ts";
+import type { Config } from "../../config.ts";
+import { GatewayError } from "../../errors.ts";
+import { unreachable, type Upstream } from "../upstream-errors.ts";
+import { createSigner, signRequest } from "./sigv4.ts";
+
+export const CREDENTIALS = "BETA_API_KEY, or BETA_ACCESS_KEY_ID and BETA_SECRET_ACCESS_KEY, or BETA_PROFILE";
+
+export interface BedrockAuth {
+  /** Headers for a JSON POST to the runtime. */
+  post(host: string, path: string, accept: string, body: string): Promise<Record<string, string>>;
+  /** Headers for a GET to the control plane. */
+  get(host: string, path: string, query?: Record<string, string>): Promise<Record<string, string>>;
+}
+
+/**
+ * A Bedrock API key goes as a bearer token (no signing); otherwise each call is SigV4-signed with
+ * credentials from the keys, the profile or the AWS chain, asked again shortly before they expire.
+ */
+export function bedrockAuth(beta: Config["beta"], up: Upstream): BedrockAuth {
+  if (beta.apiKey) {
+    const authorization = `Bearer ${beta.apiKey}`;
+    return {
+      post: async (_host, _path, accept) => ({ accept, "content-type": "application/json", authorization }),
+      get: async () => ({ accept: "application/json", authorization }),
+    };
+  }
+  const region = beta.region!;
+  const sign = createSigner(region, "bedrock");
+  const provide = credentialProvider(beta);
+  let credentials: Credentials | undefined;
+  const current = async () => {
+    if (!credentials || expiresSoon(credentials)) credentials = await provide().catch((error) => credentialsMissing(up, error));
+    return credentials;
+  };
+  return {
+    post: async (host, path, accept, body) => sign(host, path, accept, body, await current()),
+    get: async (host, path, query) => {
+      const headers = { accept: "application/json" };
+      return { ...headers, ...signRequest({ method: "GET", host, path, query, headers }, await current(), region, "bedrock") };
+    },
+  };
+}
+
+/** Credentials from SSO, a role or IMDS expire; asking the SDK's provider again refreshes them. */
+const expiresSoon = (credentials: Credentials) => credentials.expiration !== undefined && credentials.expiration.getTime() - Date.now() < 5 * 60_000;
+
+function credentialsMissing(up: Upstream, error: unknown): never {
+  const e = error as { name?: string; message?: string };
+  if (e?.name === "CredentialsProviderError") {
+    throw new GatewayError(503, "service_unavailable_error", `AWS Bedrock is not configured: set ${CREDENTIALS}.`, { upstream: e.message });
+  }
+  throw unreachable(up, e?.message ?? String(error));
+}

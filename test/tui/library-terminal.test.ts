@@ -1,0 +1,186 @@
+import { afterAll, beforeEach, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startGateway, TEST_KEY } from "../lib/gateway.ts";
+import { tmuxServer } from "./tmux.ts";
+
+// Attachments through the files API, /copy with OSC 52, /save + /new + /load, /history and --resume,
+// Markdown and NO_COLOR, in a real terminal.
+const hasTmux = !!Bun.which("tmux");
+const gateway = await startGateway({ RATE_LIMIT_RPM: "0" });
+const url = gateway.listen();
+const terminal = tmuxServer();
+afterAll(async () => {
+  terminal.stop();
+  await gateway.stop();
+});
+beforeEach(() => gateway.reset());
+
+const lastUserText = () => (gateway.openai.last().body.messages as { role: string; content: string }[]).findLast((m) => m.role === "user")!.content;
+
+test.skipIf(!hasTmux)("/attach uploads and sends file_ids with the next message; /files attaches one the server has", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "parley-files-"));
+  writeFileSync(join(dir, "notes.txt"), "The launch code is 4242.");
+  const t = terminal.start(`chat --server-url ${url} --api-key ${TEST_KEY} --model gpt-4o`, { cwd: dir, env: { HOME: dir, PARLEY_DATA_DIR: join(dir, "data") } });
+  try {
+    await t.until((s) => s.includes("parley · gpt-4o ·"), "the chat screen");
+    await t.text("/attach notes.txt");
+    await t.keys("Enter");
+    await t.until((s) => /Attached notes\.txt \(file-\w{24}\)/.test(s), "the upload");
+    await t.until((s) => s.includes("+ notes.txt · goes with your next message"), "the attachment above the input");
+    await t.text("what is the code?");
+    await t.keys("Enter");
+    await t.until(() => gateway.openai.received.length === 1, "the request");
+    expect(lastUserText()).toContain("--- File: notes.txt ---");
+    expect(lastUserText()).toContain("The launch code is 4242.");
+    expect(lastUserText()).toEndWith("what is the code?");
+    await t.until((s) => s.includes("Hello from OpenAI") && !s.includes("+ notes.txt · goes with"), "the reply, the attachment gone");
+    expect(t.screen()).toMatch(/\+ notes\.txt \(file-\w{24}\)/);
+
+    await t.text("/attach missing.txt");
+    await t.keys("Enter");
+    await t.until((s) => s.includes("✖ No file at"), "the missing file");
+
+    await t.text("/files");
+    await t.keys("Enter");
+    await t.until((s) => s.includes("Attach one of the server's files") && s.includes("notes.txt  24 B"), "the server's files");
+    await t.keys("Enter");
+    await t.until((s) => s.includes("+ notes.txt · goes with your next message"), "the picked file");
+    await t.text("and again?");
+    await t.keys("Enter");
+    await t.until(() => gateway.openai.received.length === 2, "the second request");
+    expect(lastUserText()).toContain("The launch code is 4242.");
+  } finally {
+    t.stop();
+  }
+}, 60_000);
+
+test.skipIf(!hasTmux)("/copy puts the last reply or one code block on the terminal's clipboard (OSC 52)", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "parley-copy-"));
+  const t = terminal.start(`chat --server-url ${url} --api-key ${TEST_KEY} --model gpt-4o`, { cwd: dir, env: { HOME: dir, PARLEY_DATA_DIR: join(dir, "data") } });
+  try {
+    await t.until((s) => s.includes("parley · gpt-4o ·"), "the chat screen");
+    terminal.tmux("set-option", "-g", "set-clipboard", "on");
+    const reply = "Two ways:\n```sh\necho one\n```\nor\n```python\nprint('two')\n```";
+    gateway.openai.next({ kind: "reply", text: reply });
+    gateway.openai.next({ kind: "reply", text: reply });
+    await t.text("/settings stream off");
+    await t.keys("Enter");
+    await t.text("how?");
+    await t.keys("Enter");
+    await t.until((s) => s.includes("print('two')"), "the reply");
+    await t.text("/copy");
+    await t.keys("Enter");
+    await t.until((s) => s.includes("Copied the last reply"), "the copy note");
+    await t.until(() => terminal.tmux("show-buffer").stdout.toString() === reply, "the reply on the clipboard");
+    await t.text("/copy 2");
+    await t.keys("Enter");
+    await t.until(() => terminal.tmux("show-buffer").stdout.toString() === "print('two')", "the second code block on the clipboard");
+    await t.text("/copy 3");
+    await t.keys("Enter");
+    await t.until((s) => s.includes("The last reply has code blocks 1 to 2."), "the range");
+  } finally {
+    t.stop();
+  }
+}, 60_000);
+
+test.skipIf(!hasTmux)("/save, /new, /load a saved file, /history opens an earlier conversation, --resume ID", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "parley-library-"));
+  const env = { HOME: dir, PARLEY_DATA_DIR: join(dir, "data") };
+  const chat = `chat --server-url ${url} --api-key ${TEST_KEY} --model gpt-4o`;
+  const t = terminal.start(chat, { cwd: dir, env });
+  try {
+    await t.until((s) => s.includes("parley · gpt-4o ·"), "the chat screen");
+    await t.text("apples");
+    await t.keys("Enter");
+    await t.until((s) => s.includes("Hello from OpenAI") && s.includes("#1 ·"), "conversation #1");
+    await t.text("/save apples.json");
+    await t.keys("Enter");
+    await t.until((s) => s.includes("Saved to"), "the save");
+
+    await t.text("/new");
+    await t.keys("Enter");
+    await t.until((s) => !s.includes("› apples") && !s.includes("#1 ·"), "a fresh conversation");
+    await t.text("pears");
+    await t.keys("Enter");
+    await t.until((s) => s.includes("› pears") && s.includes("#2 ·"), "conversation #2");
+    expect(gateway.openai.last().body.messages).toEqual([{ role: "user", content: "pears" }]);
+
+    await t.text("/load apples.json");
+    await t.keys("Enter");
+    await t.until((s) => s.includes("Loaded 2 messages from apples.json") && s.includes("› apples") && s.includes("#3 ·"), "the loaded file");
+    await t.text("more");
+    await t.keys("Enter");
+    await t.until(() => gateway.openai.received.length === 3, "the request after /load");
+    expect(gateway.openai.last().body.messages.map((m: { content: string }) => m.content)).toEqual(["apples", "Hello from OpenAI", "more"]);
+
+    writeFileSync(join(dir, "bad.json"), "{\"messages\": 3}");
+    await t.text("/load bad.json");
+    await t.keys("Enter");
+    await t.until((s) => s.includes('it has no "messages" list'), "the refusal");
+
+    await t.text("/history");
+    await t.keys("Enter");
+    await t.until((s) => s.includes("Open a conversation") && s.includes("#2") && s.includes("pears (1 prompt)"), "the list");
+    expect(t.screen().indexOf("#3")).toBeLessThan(t.screen().indexOf("#2 "));
+    await t.keys("Down");
+    await t.keys("Enter");
+    await t.until((s) => s.includes("› pears") && s.includes("#2 ·") && !s.includes("› more"), "conversation #2 opened");
+    await t.text("and plums");
+    await t.keys("Enter");
+    await t.until(() => gateway.openai.received.length === 4, "the request in #2");
+    expect(gateway.openai.last().body.messages.map((m: { content: string }) => m.content)).toEqual(["pears", "Hello from OpenAI", "and plums"]);
+    await t.text("/exit");
+    await t.keys("Enter");
+    await t.until((s) => s.includes("EXIT=0"), "the end");
+  } finally {
+    t.stop();
+  }
+  expect(JSON.parse(readFileSync(join(dir, "apples.json"), "utf8")).messages).toHaveLength(2);
+
+  const again = terminal.start(`${chat} --resume 1`, { cwd: dir, env });
+  try {
+    await again.until((s) => s.includes("› apples") && s.includes("#1 ·"), "conversation #1 resumed");
+  } finally {
+    again.stop();
+  }
+  const missing = terminal.start(`${chat} --resume 99`, { cwd: dir, env });
+  try {
+    await missing.until((s) => s.includes("No conversation #99"), "the missing conversation");
+  } finally {
+    missing.stop();
+  }
+}, 60_000);
+
+test.skipIf(!hasTmux)("Markdown as a terminal shows it, code highlighted by language; NO_COLOR turns colours off", async () => {
+  const reply = "# Plan\n\nUse **bold** and `code`, see [docs](http://example.com).\n\n- one\n- two\n\n> quoted\n\n| name | n |\n|---|--:|\n| a | 10 |\n\n```ts\nconst x = 1;\n```";
+  for (const noColor of [false, true]) {
+    const dir = mkdtempSync(join(tmpdir(), "parley-md-"));
+    gateway.openai.next({ kind: "stream", chunks: [reply] });
+    const t = terminal.start(`chat --server-url ${url} --api-key ${TEST_KEY} --model gpt-4o`, { cwd: dir, env: { HOME: dir, PARLEY_DATA_DIR: join(dir, "data"), ...(noColor ? { NO_COLOR: "1" } : {}) } });
+    try {
+      await t.until((s) => s.includes("parley · gpt-4o ·"), "the chat screen");
+      await t.text("plan?");
+      await t.keys("Enter");
+      await t.until((s) => s.includes("│ const x = 1;"), "the code block");
+      const screen = t.screen();
+      for (const shown of ["Plan", "Use bold and ", "docs (http://example.com)", "• one", "│ quoted", "name │  n", "a    │ 10", "┌── ts"]) expect(screen).toContain(shown);
+      expect(screen).not.toContain("**bold**");
+      expect(screen).not.toContain("# Plan");
+      const styled = t.screen(true);
+      const colours = /\x1b\[[0-9;]*\b(3[1-7]|9[0-7])m/;
+      if (noColor) {
+        expect(styled).not.toMatch(colours);
+        expect(screen).toContain("`code`");
+      } else {
+        // "const" as a keyword, "1" as a number: two different colours on the code line.
+        const codeLine = styled.split("\n").find((l) => l.includes("const") && l.includes("x = "))!;
+        expect(new Set(codeLine.match(/\x1b\[[0-9;]*m/g)).size).toBeGreaterThan(2);
+        expect(styled).toMatch(colours);
+      }
+    } finally {
+      t.stop();
+    }
+  }
+}, 60_000);

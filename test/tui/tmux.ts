@@ -1,0 +1,57 @@
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { CLI } from "../lib/cli.ts";
+
+/**
+ * A real terminal for `parley chat`: a tmux server of our own (its own socket, so its options touch
+ * no one else's), keys typed with send-keys, the screen read with capture-pane.
+ */
+export function tmuxServer() {
+  const socket = `parley-tui-${process.pid}`;
+  const tmux = (...args: string[]) => Bun.spawnSync(["tmux", "-L", socket, ...args]);
+  let count = 0;
+  // A session that stays: when the last session goes, tmux stops its server, and a session started
+  // just then can land on the server on its way out and show nothing.
+  tmux("new-session", "-d", "-s", "keep", "sleep 3600");
+
+  function start(command: string, options: { cwd: string; env?: Record<string, string>; width?: number; height?: number }) {
+    const name = `s${++count}`;
+    const env = Object.entries(options.env ?? {}).map(([k, v]) => `${k}='${v}'`).join(" ");
+    tmux("new-session", "-d", "-s", name, "-x", String(options.width ?? 100), "-y", String(options.height ?? 30),
+      `cd ${options.cwd} && ${env} bun --no-env-file ${CLI} ${command}; echo "EXIT=$?"; sleep 60`);
+    const screen = (escapes = false) => tmux("capture-pane", "-p", ...(escapes ? ["-e"] : []), "-t", name).stdout.toString();
+    return {
+      screen,
+      async keys(...keys: string[]) {
+        tmux("send-keys", "-t", name, ...keys);
+        await Bun.sleep(150);
+      },
+      /** Text typed as it is (no key names). */
+      async text(text: string) {
+        tmux("send-keys", "-t", name, "-l", text);
+        await Bun.sleep(150);
+      },
+      async until(check: (screen: string) => boolean, what: string, ms = 15_000) {
+        const deadline = Date.now() + ms;
+        while (!check(screen())) {
+          if (Date.now() > deadline) throw new Error(`never saw ${what}; screen:\n${screen()}`);
+          await Bun.sleep(50);
+        }
+      },
+      /** The line the cursor is on in the input box, without the prompt. */
+      input: () => screen().split("\n").filter((l) => l.startsWith("> ")).at(-1)?.slice(2).trimEnd() ?? "",
+      stop: () => tmux("kill-session", "-t", name),
+    };
+  }
+
+  return {
+    tmux,
+    start,
+    stop() {
+      tmux("kill-server");
+      rmSync(join(process.env.TMUX_TMPDIR || "/tmp", `tmux-${process.getuid?.() ?? 0}`, socket), { force: true });
+    },
+  };
+}
+
+export type Terminal = ReturnType<ReturnType<typeof tmuxServer>["start"]>;
