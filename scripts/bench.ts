@@ -71,9 +71,12 @@ try {
   const upstream = await fleet.startHelper("upstream", "scripts/bench/upstream.ts", { TTFT_MS: "20", CHUNKS: "50", GAP_MS: "2" });
   const hop = await fleet.startHelper("hop", "scripts/bench/hop.ts", { UPSTREAM: upstream.url });
   const parley = await fleet.startParley(parleyFromSource(true), upstream.url);
+  // --smol on and off are compared between two fresh processes: one that served every path before
+  // would carry that run's heap into the comparison.
+  const twin = await fleet.startParley(parleyFromSource(true), upstream.url);
   const plain = await fleet.startParley(parleyFromSource(false), upstream.url);
   await Bun.sleep(500);
-  const idle = { smol: rssMb(parley.proc.pid), plain: rssMb(plain.proc.pid) };
+  const idle = { main: rssMb(parley.proc.pid), smol: rssMb(twin.proc.pid), plain: rssMb(plain.proc.pid) };
 
   const at = (base: string, path: string, body: string, name: string, headers: Record<string, string> = auth): Target => ({ name, url: `${base}${path}`, body, headers });
   const chat = (body: string, label: string, kind: Kind, upstreamPath: string, upstreamBody: string, query = ""): Path =>
@@ -105,7 +108,7 @@ try {
   }
 
   const measured: Record<string, unknown> = {};
-  let peakRss = idle.smol;
+  let peakRss = idle.main;
   for (const path of paths) {
     const target = path.parley;
     const probe = await fetch(target.url, { method: "POST", body: target.body, headers: target.headers }).then(async (r) => ({ status: r.status, text: await r.text() }));
@@ -149,23 +152,22 @@ try {
   const smolTargets = {
     direct: at(upstream.url, passthrough.upstreamPath, passthrough.upstreamBody, "direct"),
     hop: at(hop.url, passthrough.upstreamPath, passthrough.upstreamBody, "hop"),
-    smol: { ...passthrough.parley, name: "smol" },
+    smol: at(twin.url, "/v1/chat/completions", bodies.chat, "smol"),
     plain: at(plain.url, "/v1/chat/completions", bodies.chat, "plain"),
   };
   const smolLatency = await latency(Object.values(smolTargets), plan.rounds, plan.perRound);
   const smolLoad = { smol: [] as Load[], plain: [] as Load[] };
   for (let i = 0; i < 2; i++) {
     for (const who of i ? (["plain", "smol"] as const) : (["smol", "plain"] as const)) {
-      smolLoad[who].push(await load(smolTargets[who], (who === "smol" ? parley : plain).proc.pid, 128, plan.pass, dir));
+      smolLoad[who].push(await load(smolTargets[who], (who === "smol" ? twin : plain).proc.pid, 128, plan.pass, dir));
     }
   }
   results.smol = {
     latency: smolLatency,
-    idle_rss_mb: idle,
+    idle_rss_mb: { smol: idle.smol, plain: idle.plain },
     load128: { smol: total(smolLoad.smol), plain: total(smolLoad.plain) },
   };
-  peakRss = Math.max(peakRss, total(smolLoad.smol).peakRss);
-  results.rss_mb = { idle: idle.smol, under_load: peakRss };
+  results.rss_mb = { idle: idle.main, under_load: peakRss };
 
   say("streams: time to first token and chunks ...");
   results.stream = await streamCheck(upstream.url, parley.url, auth, anthropicAuth, quick ? 10 : 30);

@@ -58,15 +58,15 @@ export function report(results: Record<string, any>, targets: Targets, tool: str
     const addedOf = (name: string) => us(lat[name]!.p50 - lat.direct!.p50);
     const load = smol.load128 as { smol: Total; plain: Total };
     out();
-    out("| passthrough JSON | `--smol` (what `bun run start` and the binary use) | without `--smol` | target |");
+    out("| passthrough JSON, two fresh servers | `--smol` (what `bun run start` and the binary use) | without `--smol` | target |");
     out("|---|---|---|---|");
     out(`| RSS idle | ${smol.idle_rss_mb.smol.toFixed(1)} MB | ${smol.idle_rss_mb.plain.toFixed(1)} MB | < 60 MB |`);
-    out(`| RSS peak under load (all paths for --smol; c=128 for both) | ${results.rss_mb.under_load.toFixed(1)} MB (c=128: ${load.smol.peakRss.toFixed(1)}) | ${load.plain.peakRss.toFixed(1)} MB | < 100 MB |`);
+    out(`| RSS peak under load at c=128 | ${load.smol.peakRss.toFixed(1)} MB | ${load.plain.peakRss.toFixed(1)} MB | < 100 MB |`);
     out(`| added p50 at c=1, µs (hop ${addedOf("hop")}) | ${addedOf("smol")} | ${addedOf("plain")} | |`);
     out(`| p99 at c=1, µs (hop ${us(lat.hop!.p99)}) | ${us(lat.smol!.p99)} | ${us(lat.plain!.p99)} | |`);
     out(`| req/s at c=128, CPU µs/request | ${k(load.smol.rps)}, ${load.smol.cpuUs.toFixed(0)} | ${k(load.plain.rps)}, ${load.plain.cpuUs.toFixed(0)} | |`);
     out();
-    out(`RSS: idle ${smol.idle_rss_mb.smol.toFixed(1)} MB${verdict(smol.idle_rss_mb.smol / 60, 1).replace(/\(.*\)/, "(< 60 MB)")}, under load ${results.rss_mb.under_load.toFixed(1)} MB${verdict(results.rss_mb.under_load / 100, 1).replace(/\(.*\)/, "(< 100 MB)")}`);
+    out(`RSS of the --smol server that served every path above: idle ${results.rss_mb.idle.toFixed(1)} MB${verdict(results.rss_mb.idle / 60, 1).replace(/\(.*\)/, "(< 60 MB)")}, peak under load ${results.rss_mb.under_load.toFixed(1)} MB${verdict(results.rss_mb.under_load / 100, 1).replace(/\(.*\)/, "(< 100 MB)")}.`);
   }
 
   const stream = results.stream as { compared: { name: string; direct: string; added_ms: number; chunks: number; direct_chunks: number }[] } | undefined;
