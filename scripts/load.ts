@@ -10,7 +10,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { freePort, startRedis, withinOneWindow, type TestRedis } from "../test/lib/redis.ts";
+import { freePort } from "../test/lib/proc.ts";
+import { startRedis, withinOneWindow, type TestRedis } from "../test/lib/redis.ts";
 
 const { values, positionals } = parseArgs({ args: Bun.argv.slice(2), options: { instances: { type: "string" } }, allowPositionals: true });
 const total = Number(positionals[0] ?? 2000);

@@ -1,6 +1,9 @@
 /**
  * The benchmark's upstream: OpenAI chat completions and responses, Bedrock InvokeModel(+WithResponseStream)
- * on one port, as cheap as a server can be: replies are serialised once, stream frames encoded once.
+ * and Converse on one port, as cheap as a server can be: replies are serialised once, stream frames
+ * encoded once. Streams are paced (TTFT_MS before the first chunk, GAP_MS between chunks) when the
+ * request body mentions "-paced" (a model id such as gpt-4o-mini-paced); otherwise every chunk is
+ * sent as soon as the reader asks, which is what a throughput run wants.
  * Env: PORT, TTFT_MS (time to first token), CHUNKS, GAP_MS.
  */
 import { EventStreamCodec } from "@smithy/core/event-streams";
@@ -65,11 +68,17 @@ const bedrockFrames = [
   frame({ type: "message_stop" }),
 ];
 
-function paced(frames: Uint8Array[], type: string): Response {
+const converse = JSON.stringify({
+  output: { message: { role: "assistant", content: [{ text: "Hello from the bench upstream." }] } },
+  stopReason: "end_turn", usage: { inputTokens: 12, outputTokens: 7, totalTokens: 19 }, metrics: { latencyMs: 1 },
+});
+const json = (text: string) => new Response(text, { headers: { "content-type": "application/json" } });
+
+function paced(frames: Uint8Array[], type: string, slow: boolean): Response {
   let i = 0;
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
-      await Bun.sleep(i === 0 ? TTFT : GAP);
+      if (slow) await Bun.sleep(i === 0 ? TTFT : GAP);
       const next = frames[i++];
       if (next) controller.enqueue(next);
       else controller.close();
@@ -85,14 +94,13 @@ const server = Bun.serve({
   async fetch(request) {
     const path = new URL(request.url).pathname;
     const body = await request.text();
-    if (path.endsWith("/chat/completions")) {
-      return body.includes('"stream":true') ? paced(sseFrames, "text/event-stream") : new Response(completion, { headers: { "content-type": "application/json" } });
-    }
-    if (path.endsWith("/responses")) {
-      return body.includes('"stream":true') ? paced(responseFrames, "text/event-stream") : new Response(response, { headers: { "content-type": "application/json" } });
-    }
-    if (path.endsWith("/invoke")) return new Response(anthropic, { headers: { "content-type": "application/json" } });
-    if (path.endsWith("/invoke-with-response-stream")) return paced(bedrockFrames, "application/vnd.amazon.eventstream");
+    const slow = body.includes("-paced");
+    const stream = body.includes('"stream":true');
+    if (path.endsWith("/chat/completions")) return stream ? paced(sseFrames, "text/event-stream", slow) : json(completion);
+    if (path.endsWith("/responses")) return stream ? paced(responseFrames, "text/event-stream", slow) : json(response);
+    if (path.endsWith("/invoke")) return json(anthropic);
+    if (path.endsWith("/converse")) return json(converse);
+    if (path.endsWith("/invoke-with-response-stream")) return paced(bedrockFrames, "application/vnd.amazon.eventstream", slow);
     return new Response("not found", { status: 404 });
   },
 });

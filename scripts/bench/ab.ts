@@ -1,0 +1,61 @@
+/**
+ * `bun scripts/bench/ab.ts DIR[@no-smol]... [--path json|stream|bedrock|anthropic|converse|mock] [--slices 6]
+ *   [--seconds 2] [--connections 32] [--no-smol]`
+ * Two or more parley checkouts (each DIR holds src/cli.ts), plus the reference hop, loaded by wrk in
+ * short slices taken in turn (the order rotated every slice), so every variant sees the same noise:
+ * what a change buys in CPU per request and req/s, on a shared machine. `DIR@no-smol` runs that
+ * checkout without `--smol` (as `--no-smol` does for all).
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { load, total, wrk, type Load, type Target } from "./measure.ts";
+import { createFleet, KEY } from "./processes.ts";
+import { PATHS } from "./profile-paths.ts";
+
+const { values, positionals } = parseArgs({
+  args: Bun.argv.slice(2),
+  allowPositionals: true,
+  options: {
+    path: { type: "string", default: "json" }, slices: { type: "string", default: "6" }, seconds: { type: "string", default: "2" },
+    connections: { type: "string", default: "32" }, "no-smol": { type: "boolean", default: false },
+  },
+});
+if (!wrk) throw new Error("needs wrk (apt-get install wrk)");
+if (positionals.length === 0) throw new Error("name at least one parley checkout directory");
+const path = PATHS[values.path!];
+if (!path) throw new Error(`--path is one of ${Object.keys(PATHS).join(", ")}`);
+const dir = mkdtempSync(join(tmpdir(), "parley-ab-"));
+const fleet = createFleet(dir);
+const headers = { authorization: `Bearer ${KEY}`, "content-type": "application/json" };
+try {
+  const upstream = await fleet.startHelper("upstream", "scripts/bench/upstream.ts");
+  const hop = await fleet.startHelper("hop", "scripts/bench/hop.ts", { UPSTREAM: upstream.url });
+  const variants: { name: string; pid: number; target: Target }[] = [
+    { name: "hop", pid: hop.proc.pid, target: { name: "hop", url: `${hop.url}${path.upstreamPath}`, body: JSON.stringify(path.upstreamBody ?? path.body), headers } },
+  ];
+  for (const checkout of positionals) {
+    const [where, flag] = checkout.split("@");
+    const smol = !values["no-smol"] && flag !== "no-smol";
+    const parley = await fleet.startParley([process.execPath, "--no-env-file", ...(smol ? ["--smol"] : []), join(resolve(where!), "src/cli.ts")], upstream.url);
+    variants.push({ name: checkout, pid: parley.proc.pid, target: { name: checkout, url: `${parley.url}/v1/chat/completions${path.query ?? ""}`, body: JSON.stringify(path.body), headers } });
+  }
+  const runs = new Map<string, Load[]>(variants.map((v) => [v.name, []]));
+  for (const v of variants) await load(v.target, v.pid, Number(values.connections), 1, dir); // warm up
+  for (let i = 0; i < Number(values.slices); i++) {
+    for (let j = 0; j < variants.length; j++) {
+      const v = variants[(i + j) % variants.length]!;
+      runs.get(v.name)!.push(await load(v.target, v.pid, Number(values.connections), Number(values.seconds), dir));
+    }
+  }
+  const base = total(runs.get(positionals[0]!)!);
+  console.log(`path ${values.path}, ${values.slices} slices of ${values.seconds} s each, wrk -t1 -c${values.connections}`);
+  for (const v of variants) {
+    const t = total(runs.get(v.name)!);
+    console.log(`  ${v.name.padEnd(30)} ${t.rps.toFixed(0).padStart(6)} req/s (${(t.rps / base.rps).toFixed(2)}x)  CPU ${t.cpuUs.toFixed(1).padStart(5)} µs/request (${(t.cpuUs - base.cpuUs >= 0 ? "+" : "")}${(t.cpuUs - base.cpuUs).toFixed(1)})  peak RSS ${t.peakRss.toFixed(0)} MB`);
+  }
+} finally {
+  fleet.stop();
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,67 @@
+import { join, resolve } from "node:path";
+import type { Subprocess } from "bun";
+import { freePort } from "../../test/lib/proc.ts";
+
+export const root = resolve(import.meta.dir, "../..");
+export const KEY = "sk-bench-key";
+
+/** The processes one bench run starts; `stop` ends every one of them. */
+export function createFleet(dir: string) {
+  const children: Subprocess[] = [];
+
+  /** A helper server (upstream, hop) that prints `listening PORT` once it is up; `runtime` may add bun flags. */
+  async function startHelper(name: string, script: string, env: Record<string, string> = {}, runtime = [process.execPath]) {
+    const proc = Bun.spawn([...runtime, script], { cwd: root, env: { ...process.env, ...env }, stdout: "pipe", stderr: "inherit" });
+    children.push(proc);
+    let seen = "";
+    for await (const chunk of proc.stdout as ReadableStream<Uint8Array>) {
+      seen += new TextDecoder().decode(chunk);
+      const port = /listening (\d+)/.exec(seen)?.[1];
+      if (port) return { url: `http://127.0.0.1:${port}`, proc };
+    }
+    throw new Error(`${name} did not start: ${seen}`);
+  }
+
+  /**
+   * `parley serve` as a user runs it (default log level, request log lines written to stderr, here
+   * /dev/null), with the rate limit off as in the issue's measurements, against the bench upstream.
+   */
+  async function startParley(command: string[], upstream: string) {
+    const port = freePort();
+    const proc = Bun.spawn([...command, "serve", "--port", String(port)], {
+      cwd: dir,
+      env: {
+        ...process.env, HOME: dir, PARLEY_DATA_DIR: join(dir, `data-${port}`), PARLEY_CONFIG_DIR: join(dir, "config"),
+        API_KEY: KEY, ALPHA_API_KEY: "sk-upstream", ALPHA_BASE_URL: `${upstream}/v1`,
+        BETA_REGION: "us-east-1", BETA_ACCESS_KEY_ID: "AKIABENCH", BETA_SECRET_ACCESS_KEY: "bench", BETA_ENDPOINT_URL: upstream,
+        // Nothing leaves 127.0.0.1: no model discovery, and the control plane is the bench upstream too.
+        RATE_LIMIT_RPM: "0", MODELS_REFRESH_S: "0", BETA_CONTROL_ENDPOINT_URL: upstream,
+      },
+      stdout: "ignore",
+      stderr: "ignore",
+    });
+    children.push(proc);
+    const url = `http://127.0.0.1:${port}`;
+    await waitHealthy(url);
+    return { url, proc };
+  }
+
+  return {
+    startHelper,
+    startParley,
+    adopt: (proc: Subprocess) => children.push(proc),
+    stop: () => {
+      for (const child of children) child.kill();
+    },
+  };
+}
+
+async function waitHealthy(url: string) {
+  for (let i = 0; i < 2500; i++) {
+    if (await fetch(`${url}/health`).then((r) => r.status < 500, () => false)) return;
+    await Bun.sleep(2);
+  }
+  throw new Error(`${url} never became healthy`);
+}
+
+export const parleyFromSource = (smol: boolean) => [process.execPath, "--no-env-file", ...(smol ? ["--smol"] : []), join(root, "src/cli.ts")];
