@@ -3,11 +3,12 @@
  * From an empty directory with no node_modules: --version, serve, /health, /docs, a chat through
  * a fake OpenAI, config show, a clean stop; with the start-up numbers. Ends `smoke: N passed, M failed`.
  */
-import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import pkg from "../package.json" with { type: "json" };
 import { startFakeOpenAI } from "../test/lib/fake-openai.ts";
+import { freePort, rssMb } from "../test/lib/proc.ts";
 
 const binary = resolve(process.argv[2] ?? "dist/parley");
 const cwd = mkdtempSync(join(tmpdir(), "parley-smoke-cwd-"));
@@ -28,9 +29,7 @@ const version = Bun.spawnSync([binary, "--version"], { cwd, env });
 check("--version prints the package version", version.stdout.toString().trim() === pkg.version, version.stdout.toString().trim());
 
 const upstream = await startFakeOpenAI();
-const probe = Bun.serve({ port: 0, fetch: () => new Response() });
-const port = probe.port!;
-probe.stop(true);
+const port = freePort();
 const url = `http://127.0.0.1:${port}`;
 
 const launched = performance.now();
@@ -44,7 +43,7 @@ for (let i = 0; i < 2000; i++) {
   await Bun.sleep(2);
 }
 check("serve answers /health", Number.isFinite(firstHealth), `${firstHealth.toFixed(0)} ms from launch`);
-const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
+const rss = () => rssMb(server.pid);
 await Bun.sleep(500);
 const idle = rss();
 

@@ -3,9 +3,10 @@
  * Starts parley in its own process (local store, temporary dirs), streams a generated multipart body
  * of the given size (default 1024 MiB) and samples the server's resident memory from /proc.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { rssMb } from "../test/lib/proc.ts";
 
 const mib = Number(process.argv[2] ?? 1024);
 const size = mib * 1024 * 1024;
@@ -19,7 +20,7 @@ const server = Bun.spawn(["bun", "--no-env-file", cli, "serve", "--port", "0", "
   stdout: "ignore",
 });
 const url = await listening(server.stderr);
-const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
+const rss = () => rssMb(server.pid);
 
 const idle = rss();
 let peak = idle;

@@ -99,7 +99,7 @@ export function createChat({ config, providers, router, log, attachFiles }: Chat
         }
         const ending = { last: output.lastEvent, names: output.endEvents, error: (e: GatewayError) => output.streamEncoder(requested, request).error(e) };
         const onEnd = call.onDone && ((tail: string) => done(output.usageIn?.(tail)));
-        return { kind: "stream" as const, body: guardStream(reply.body, ending, reply.failure, incomplete(provider.label), onBreak, onEnd), contentType: reply.contentType };
+        return { kind: "stream" as const, body: guardStream(reply.body, ending, reply.failure, () => incomplete(provider.label), onBreak, onEnd), contentType: reply.contentType };
       }
       if (request.needsNative) throw invalidRequest(request.needsNative.reason, `${request.needsNative.field}: not supported on a converted route`);
       if (!request.stream) {

@@ -37,7 +37,7 @@ export function guardStream(
   ending: StreamEnding,
   /** What a failed read means (dropped connection, silence), and what a stream cut short means. */
   failure: (error: unknown) => Error,
-  incomplete: GatewayError,
+  incomplete: () => GatewayError,
   onBreak: (error: GatewayError) => void,
   /** Given the text of the last chunks of a complete stream (its usage event, if it sent one). */
   onEnd?: (tail: string) => void,
@@ -62,7 +62,7 @@ export function guardStream(
         next = await reader.read();
       } catch (error) {
         const failed = failure(error);
-        return fail(controller, failed instanceof GatewayError ? failed : incomplete);
+        return fail(controller, failed instanceof GatewayError ? failed : incomplete());
       }
       if (!next.done) {
         if (recent.push(next.value) > TAIL_CHUNKS) recent.shift();
@@ -70,7 +70,7 @@ export function guardStream(
         return controller.enqueue(next.value);
       }
       const tail = Buffer.concat(recent).toString();
-      if (!complete(tail)) return fail(controller, incomplete);
+      if (!complete(tail)) return fail(controller, incomplete());
       onEnd?.(tail);
       controller.close();
     },

@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { mkdtempSync, readdirSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startCli } from "../lib/cli.ts";
@@ -6,6 +6,7 @@ import { startFaultyUpstream } from "../lib/faulty-upstream.ts";
 import { FUZZ_ALIASES, FUZZ_FALLBACKS, FUZZ_ROUTES } from "./cases.ts";
 import { mask } from "./check.ts";
 import type { Send } from "./run.ts";
+import { rssMb } from "../lib/proc.ts";
 
 /** Known secrets the server is given: none may show up in a response or a log line. */
 export const SECRETS = {
@@ -38,7 +39,7 @@ export function fuzzEnv(dir: string): Record<string, string> {
   };
 }
 
-export const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
+export { rssMb };
 
 /** `parley serve` as a real process, LOG_LEVEL=debug, wired to the faulty upstream. */
 export async function startSession() {

@@ -1,12 +1,7 @@
 import { RedisClient, type Subprocess } from "bun";
+import { freePort } from "./proc.ts";
 
-/** A port nothing listens on right now. */
-export function freePort(): number {
-  const probe = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response() });
-  const port = probe.port!;
-  probe.stop(true);
-  return port;
-}
+export { freePort } from "./proc.ts";
 
 /**
  * A real redis-server (the Debian package) on a free port, in memory only. `kill` and `start` again

@@ -291,7 +291,7 @@ describe("the passthrough's end check", () => {
       },
     });
     const ending = { last: responses.lastEvent, names: responses.endEvents, error: (e: GatewayError) => responses.streamEncoder("m", {} as never).error(e) };
-    const out = guardStream(body, ending, (e) => e as Error, new GatewayError(503, "service_unavailable_error", "cut short"), () => {});
+    const out = guardStream(body, ending, (e) => e as Error, () => new GatewayError(503, "service_unavailable_error", "cut short"), () => {});
     return new Response(out).text();
   };
 

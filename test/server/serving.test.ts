@@ -7,6 +7,7 @@ import { createRateLimiter } from "../../src/server/rate-limit.ts";
 import { testApp, TEST_KEY } from "../lib/app.ts";
 import { startCli, userDir } from "../lib/cli.ts";
 import { startFakeOpenAI } from "../lib/fake-openai.ts";
+import { freePort } from "../lib/proc.ts";
 
 describe("rate limits", () => {
   test("every authenticated response carries the headers, counting down", async () => {
@@ -104,13 +105,6 @@ const upstream = await startFakeOpenAI();
 afterAll(() => upstream.stop());
 
 describe("serving as processes", () => {
-  const freePort = () => {
-    const probe = Bun.serve({ port: 0, fetch: () => new Response() });
-    const port = probe.port!;
-    probe.stop(true);
-    return port;
-  };
-
   test("two worker processes on one port share one rate limit", async () => {
     const user = userDir();
     const port = freePort();

@@ -31,7 +31,7 @@ export function createOpenAIProvider(config: Config): Provider {
     const contentType = response.headers.get("content-type") ?? (stream ? "text/event-stream" : "application/json");
     if (stream && contentType.includes("text/event-stream")) return { kind: "stream", body: response.body!, contentType, failure: (error) => fetchError(up, error, true) };
     const bytes = await readBody(response);
-    const usage = check(parseUpstreamJson(up, new TextDecoder().decode(bytes)));
+    const usage = check(parseUpstreamJson(up, utf8.decode(bytes)));
     return { kind: "json", bytes, contentType, usage };
   };
 
@@ -41,7 +41,7 @@ export function createOpenAIProvider(config: Config): Provider {
 
     async complete(request, model, signal) {
       const response = await post(JSON.stringify(encodeRequest({ ...request, stream: false }, model)), signal);
-      return decodeReply(parseUpstreamJson(up, new TextDecoder().decode(await readBody(response))), up);
+      return decodeReply(parseUpstreamJson(up, utf8.decode(await readBody(response))), up);
     },
 
     async *stream(request, model, signal) {
@@ -91,3 +91,5 @@ async function upstreamMessage(response: Response): Promise<string> {
     return text.slice(0, 500);
   }
 }
+
+const utf8 = new TextDecoder();
