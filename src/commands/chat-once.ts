@@ -48,12 +48,17 @@ interface Answer {
   tool_calls: ToolCall[];
 }
 
+async function firstModel(server: ReturnType<typeof createServer>): Promise<string> {
+  const listed = (await (await server.send("/v1/models", { method: "GET" })).json().catch(() => undefined)) as { data?: { id?: unknown }[] } | undefined;
+  const id = listed?.data?.[0]?.id;
+  if (typeof id !== "string") exitUsage("no model: the server lists none; pass --model M (or set DEFAULT_ALPHA_MODEL)");
+  return id;
+}
+
 /** Asks once, prints the answer (streamed, or as JSON), exits 0; 1 when the request fails, 2 when it cannot be made. */
 export async function chatOnce(args: OnceArgs, rawArgs: string[]): Promise<void> {
   const prompt = await readPrompt(args);
   const { config } = loadConfig();
-  const model = args.model ?? config.alpha.defaultModel;
-  if (!model) exitUsage("no model: pass --model M (or set DEFAULT_ALPHA_MODEL)");
   const apiKey = args["api-key"] ?? config.apiKey;
   if (!apiKey) exitUsage("no API key: pass --api-key K or set API_KEY (parley serve prints the one it generates)");
   const paths = repeated(rawArgs, "file");
@@ -62,6 +67,8 @@ export async function chatOnce(args: OnceArgs, rawArgs: string[]): Promise<void>
   const server = createServer((args["server-url"] ?? localServerUrl(config)).replace(/\/+$/, ""), apiKey);
   const fileIds: string[] = [];
   try {
+    // As the full-screen chat: --model, else DEFAULT_ALPHA_MODEL, else the first model the server lists.
+    const model = args.model ?? config.alpha.defaultModel ?? (await firstModel(server));
     for (const path of paths) fileIds.push(await server.upload(path));
     const body = {
       model,

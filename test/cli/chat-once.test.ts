@@ -142,10 +142,15 @@ describe("parley chat with a question", () => {
     expect(gateway.openai.received).toHaveLength(0);
   });
 
+  test("without --model or DEFAULT_ALPHA_MODEL, the first model the server lists answers", async () => {
+    const { stdout, code } = await run(["-p", "hi", "--json", "--server-url", url, "--api-key", TEST_KEY]);
+    expect(code).toBe(0);
+    const first = (await (await fetch(`${url}/v1/models`, { headers: { authorization: `Bearer ${TEST_KEY}` } })).json()).data[0].id;
+    expect(JSON.parse(stdout).model).toBeTruthy();
+    expect(gateway.openai.last().body.model).toBe(first);
+  });
+
   test("usage mistakes exit 2 before anything is sent", async () => {
-    const noModel = await run(["-p", "hi", "--server-url", url, "--api-key", TEST_KEY]);
-    expect(noModel.code).toBe(2);
-    expect(noModel.stderr).toContain("--model");
     const noFile = await run(["-p", "hi", "--file", join(user.dir, "missing.txt"), ...SERVER]);
     expect(noFile.code).toBe(2);
     expect(noFile.stderr).toContain("missing.txt");
