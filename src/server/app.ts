@@ -37,7 +37,10 @@ export interface AppOptions {
   accessLog?: (entry: AccessEntry) => void;
 }
 
-const EXPOSED = [REQUEST_ID, "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "retry-after", COST_HEADER];
+const EXPOSED = [
+  REQUEST_ID, "request-id", "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "retry-after", COST_HEADER,
+  "x-parley-model", "x-parley-attempts", "x-parley-dropped-tools", "x-parley-token-count",
+];
 
 export function createApp({ config, log, accessLog }: AppOptions) {
   const db = lazy(() => openDatabase(config.dataDir));

@@ -157,6 +157,7 @@ describe("CORS", () => {
     const browser = await call("/v1/models", { headers: { origin: "https://app.example" } });
     expect(browser.headers.get("access-control-expose-headers")).toContain("x-ratelimit-remaining");
     expect(browser.headers.get("access-control-expose-headers")).toContain("x-request-id");
+    expect(browser.headers.get("access-control-expose-headers")).toContain("x-parley-attempts");
     const script = await call("/v1/models");
     expect([...script.headers.keys()].filter((name) => name.startsWith("access-control-"))).toEqual([]);
   });
