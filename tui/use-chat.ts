@@ -1,4 +1,4 @@
-import { useRef, useState } from "react";
+import { useMemo, useRef, useState } from "react";
 import type { Client, Message, Settings } from "./client.ts";
 import type { ChatStore, StoredConversation } from "./store.ts";
 import { contextOf, type Turn } from "./transcript.ts";
@@ -16,6 +16,12 @@ export function useChat(client: Client, store: ChatStore) {
   const [busySince, setBusySince] = useState<number | undefined>();
   const [usage, setUsage] = useState({ input: 0, output: 0 });
   const [cost, setCost] = useState<number | undefined>(undefined);
+  // Conversation numbers are this store's own: the installation id keeps two chats' tags apart on one server.
+  const costTag = useMemo(() => {
+    let installation = store.preference<string>("installation");
+    if (!installation) store.setPreference("installation", (installation = crypto.randomUUID().slice(0, 8)));
+    return (conversationId: number) => `parley-chat-${installation}-${conversationId}`;
+  }, [store]);
   const [conversationId, setConversationId] = useState<number | undefined>();
   const history = useRef<Turn[]>([]);
   const conversation = useRef<number | undefined>(undefined);
@@ -160,9 +166,6 @@ export function useChat(client: Client, store: ChatStore) {
     },
   };
 }
-
-/** The tag a conversation's requests carry, so the server can price it as a whole. */
-const costTag = (conversationId: number) => `parley-chat-${conversationId}`;
 
 function describe(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);

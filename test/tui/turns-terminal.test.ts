@@ -74,13 +74,13 @@ test.skipIf(!hasTmux)("tool calls, a reply cut at the token limit, Retry-After, 
     await t.text("weather?");
     await t.keys("Enter");
     await t.until((s) => s.includes('⚙ tool call get_weather({"city":"Paris"})'), "the tool call");
-    await t.until((s) => s.includes("11 → 7 tokens this chat"), "the token total");
+    await t.until((s) => /11 → 7 tokens( · \$[0-9.]+)? this chat/.test(s), "the token total");
 
     gateway.openai.next({ kind: "stream", chunks: ["A long story that"], finish: "length", usage: [20, 5] });
     await t.text("a story");
     await t.keys("Enter");
     await t.until((s) => s.includes("✂ cut off at the token limit"), "the cut-off mark");
-    await t.until((s) => s.includes("31 → 12 tokens this chat"), "the token total growing");
+    await t.until((s) => /31 → 12 tokens( · \$[0-9.]+)? this chat/.test(s), "the token total growing");
 
     gateway.openai.next({ kind: "error", status: 429, message: "slow down", headers: { "retry-after": "7" } });
     await t.text("again");
