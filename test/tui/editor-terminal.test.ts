@@ -1,7 +1,4 @@
 import { afterAll, beforeEach, expect, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { startGateway, TEST_KEY } from "../lib/gateway.ts";
 import { tmuxServer } from "./tmux.ts";
 
@@ -19,12 +16,8 @@ beforeEach(() => gateway.reset());
 const contents = () => gateway.openai.received.map((r) => r.body.messages.at(-1).content);
 
 test.skipIf(!hasTmux)("editing keys, Esc, Up/Down history, multi-line editing; Ctrl+C stops a reply, then quits; --continue", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "parley-editor-"));
-  const env = { HOME: dir, PARLEY_DATA_DIR: join(dir, "data") };
-  const chat = `chat --server-url ${url} --api-key ${TEST_KEY} --model gpt-4o`;
-  const t = terminal.start(chat, { cwd: dir, env });
+  const { t, dir, env, command: chat } = await terminal.chat(url, TEST_KEY);
   try {
-    await t.until((s) => s.includes("parley · gpt-4o ·"), "the chat screen");
 
     // Cursor movement: Home/End, Ctrl+A/E, arrows.
     await t.text("world");

@@ -1,6 +1,5 @@
 import { afterAll, beforeEach, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startGateway, TEST_KEY } from "../lib/gateway.ts";
 import { tmuxServer } from "./tmux.ts";
@@ -20,11 +19,9 @@ beforeEach(() => gateway.reset());
 const lastUserText = () => (gateway.openai.last().body.messages as { role: string; content: string }[]).findLast((m) => m.role === "user")!.content;
 
 test.skipIf(!hasTmux)("/attach uploads and sends file_ids with the next message; /files attaches one the server has", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "parley-files-"));
+  const { t, dir } = await terminal.chat(url, TEST_KEY);
   writeFileSync(join(dir, "notes.txt"), "The launch code is 4242.");
-  const t = terminal.start(`chat --server-url ${url} --api-key ${TEST_KEY} --model gpt-4o`, { cwd: dir, env: { HOME: dir, PARLEY_DATA_DIR: join(dir, "data") } });
   try {
-    await t.until((s) => s.includes("parley · gpt-4o ·"), "the chat screen");
     await t.text("/attach notes.txt");
     await t.keys("Enter");
     await t.until((s) => /Attached notes\.txt \(file-\w{24}\)/.test(s), "the upload");
@@ -57,10 +54,8 @@ test.skipIf(!hasTmux)("/attach uploads and sends file_ids with the next message;
 }, 60_000);
 
 test.skipIf(!hasTmux)("/copy puts the last reply or one code block on the terminal's clipboard (OSC 52)", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "parley-copy-"));
-  const t = terminal.start(`chat --server-url ${url} --api-key ${TEST_KEY} --model gpt-4o`, { cwd: dir, env: { HOME: dir, PARLEY_DATA_DIR: join(dir, "data") } });
+  const { t } = await terminal.chat(url, TEST_KEY);
   try {
-    await t.until((s) => s.includes("parley · gpt-4o ·"), "the chat screen");
     terminal.tmux("set-option", "-g", "set-clipboard", "on");
     const reply = "Two ways:\n```sh\necho one\n```\nor\n```python\nprint('two')\n```";
     gateway.openai.next({ kind: "reply", text: reply });
@@ -86,12 +81,8 @@ test.skipIf(!hasTmux)("/copy puts the last reply or one code block on the termin
 }, 60_000);
 
 test.skipIf(!hasTmux)("/save, /new, /load a saved file, /history opens an earlier conversation, --resume ID", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "parley-library-"));
-  const env = { HOME: dir, PARLEY_DATA_DIR: join(dir, "data") };
-  const chat = `chat --server-url ${url} --api-key ${TEST_KEY} --model gpt-4o`;
-  const t = terminal.start(chat, { cwd: dir, env });
+  const { t, dir, env, command: chat } = await terminal.chat(url, TEST_KEY);
   try {
-    await t.until((s) => s.includes("parley · gpt-4o ·"), "the chat screen");
     await t.text("apples");
     await t.keys("Enter");
     await t.until((s) => s.includes("Hello from OpenAI") && s.includes("#1 ·"), "conversation #1");
@@ -156,11 +147,9 @@ test.skipIf(!hasTmux)("/save, /new, /load a saved file, /history opens an earlie
 test.skipIf(!hasTmux)("Markdown as a terminal shows it, code highlighted by language; NO_COLOR turns colours off", async () => {
   const reply = "# Plan\n\nUse **bold** and `code`, see [docs](http://example.com).\n\n- one\n- two\n\n> quoted\n\n| name | n |\n|---|--:|\n| a | 10 |\n\n```ts\nconst x = 1;\n```";
   for (const noColor of [false, true]) {
-    const dir = mkdtempSync(join(tmpdir(), "parley-md-"));
     gateway.openai.next({ kind: "stream", chunks: [reply] });
-    const t = terminal.start(`chat --server-url ${url} --api-key ${TEST_KEY} --model gpt-4o`, { cwd: dir, env: { HOME: dir, PARLEY_DATA_DIR: join(dir, "data"), ...(noColor ? { NO_COLOR: "1" } : {}) } });
+    const { t } = await terminal.chat(url, TEST_KEY, noColor ? { NO_COLOR: "1" } : {});
     try {
-      await t.until((s) => s.includes("parley · gpt-4o ·"), "the chat screen");
       await t.text("plan?");
       await t.keys("Enter");
       await t.until((s) => s.includes("│ const x = 1;"), "the code block");

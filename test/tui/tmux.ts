@@ -1,4 +1,5 @@
-import { rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CLI } from "../lib/cli.ts";
 
@@ -44,9 +45,25 @@ export function tmuxServer() {
     };
   }
 
+  /** `parley chat` with gpt-4o against `url`, in a fresh home directory, once its screen is up. */
+  async function chat(url: string, key: string, extraEnv: Record<string, string> = {}) {
+    const dir = mkdtempSync(join(tmpdir(), "parley-chat-"));
+    const env = { HOME: dir, PARLEY_DATA_DIR: join(dir, "data"), ...extraEnv };
+    const command = `chat --server-url ${url} --api-key ${key} --model gpt-4o`;
+    const t = start(command, { cwd: dir, env });
+    try {
+      await t.until((screen) => screen.includes("parley · gpt-4o ·"), "the chat screen");
+    } catch (error) {
+      t.stop();
+      throw error;
+    }
+    return { t, dir, env, command };
+  }
+
   return {
     tmux,
     start,
+    chat,
     stop() {
       tmux("kill-server");
       rmSync(join(process.env.TMUX_TMPDIR || "/tmp", `tmux-${process.getuid?.() ?? 0}`, socket), { force: true });

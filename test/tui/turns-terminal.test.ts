@@ -1,7 +1,4 @@
 import { afterAll, beforeEach, expect, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { startGateway, TEST_KEY } from "../lib/gateway.ts";
 import { tmuxServer } from "./tmux.ts";
 
@@ -20,10 +17,8 @@ beforeEach(() => gateway.reset());
 const sent = () => gateway.openai.last().body.messages as { role: string; content: string }[];
 
 test.skipIf(!hasTmux)("a failed turn is not sent again; /retry asks again; /edit takes the prompt back", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "parley-turns-"));
-  const t = terminal.start(`chat --server-url ${url} --api-key ${TEST_KEY} --model gpt-4o`, { cwd: dir, env: { HOME: dir, PARLEY_DATA_DIR: join(dir, "data") } });
+  const { t } = await terminal.chat(url, TEST_KEY);
   try {
-    await t.until((s) => s.includes("parley · gpt-4o ·"), "the chat screen");
     await t.text("first");
     await t.keys("Enter");
     await t.until((s) => s.includes("Hello from OpenAI"), "the first reply");
@@ -64,12 +59,8 @@ test.skipIf(!hasTmux)("a failed turn is not sent again; /retry asks again; /edit
 }, 60_000);
 
 test.skipIf(!hasTmux)("tool calls, a reply cut at the token limit, Retry-After, the token total, /settings checked and kept", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "parley-turns-"));
-  const env = { HOME: dir, PARLEY_DATA_DIR: join(dir, "data") };
-  const chat = `chat --server-url ${url} --api-key ${TEST_KEY} --model gpt-4o`;
-  const t = terminal.start(chat, { cwd: dir, env });
+  const { t, dir, env, command: chat } = await terminal.chat(url, TEST_KEY);
   try {
-    await t.until((s) => s.includes("parley · gpt-4o ·"), "the chat screen");
     gateway.openai.next({ kind: "stream", chunks: [], toolCalls: [{ id: "call_1", name: "get_weather", arguments: ['{"city":', '"Paris"}'] }] });
     await t.text("weather?");
     await t.keys("Enter");
@@ -115,12 +106,8 @@ test.skipIf(!hasTmux)("tool calls, a reply cut at the token limit, Retry-After, 
 }, 60_000);
 
 test.skipIf(!hasTmux)("a reply is kept as it streams: a terminal closed mid-reply loses at most the last second", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "parley-turns-"));
-  const env = { HOME: dir, PARLEY_DATA_DIR: join(dir, "data") };
-  const chat = `chat --server-url ${url} --api-key ${TEST_KEY} --model gpt-4o`;
   gateway.openai.next({ kind: "stream", chunks: Array.from({ length: 60 }, (_, i) => `w${i} `), gapMs: 100 });
-  const t = terminal.start(chat, { cwd: dir, env });
-  await t.until((s) => s.includes("parley · gpt-4o ·"), "the chat screen");
+  const { t, dir, env, command: chat } = await terminal.chat(url, TEST_KEY);
   await t.text("talk for a while");
   await t.keys("Enter");
   await t.until((s) => s.includes("w25 "), "a good part of the reply");
