@@ -4,7 +4,8 @@
  * Two or more parley checkouts (each DIR holds src/cli.ts), plus the reference hop, loaded by wrk in
  * short slices taken in turn (the order rotated every slice), so every variant sees the same noise:
  * what a change buys in CPU per request and req/s, on a shared machine. `DIR@no-smol` runs that
- * checkout without `--smol` (as `--no-smol` does for all).
+ * checkout without `--smol` (as `--no-smol` does for all); `DIR@KEY=VALUE` adds to its environment
+ * (`../main@USAGE=off@METRICS=off`), so one checkout can be compared with a feature on and off.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -36,9 +37,10 @@ try {
     { name: "hop", pid: hop.proc.pid, target: { name: "hop", url: `${hop.url}${path.upstreamPath}`, body: JSON.stringify(path.upstreamBody ?? path.body), headers } },
   ];
   for (const checkout of positionals) {
-    const [where, flag] = checkout.split("@");
-    const smol = !values["no-smol"] && flag !== "no-smol";
-    const parley = await fleet.startParley([process.execPath, "--no-env-file", ...(smol ? ["--smol"] : []), join(resolve(where!), "src/cli.ts")], upstream.url);
+    const [where, ...flags] = checkout.split("@");
+    const smol = !values["no-smol"] && !flags.includes("no-smol");
+    const env = Object.fromEntries(flags.filter((flag) => flag.includes("=")).map((flag) => [flag.slice(0, flag.indexOf("=")), flag.slice(flag.indexOf("=") + 1)]));
+    const parley = await fleet.startParley([process.execPath, "--no-env-file", ...(smol ? ["--smol"] : []), join(resolve(where!), "src/cli.ts")], upstream.url, env);
     variants.push({ name: checkout, pid: parley.proc.pid, target: { name: checkout, url: `${parley.url}/v1/chat/completions${path.query ?? ""}`, body: JSON.stringify(path.body), headers } });
   }
   const runs = new Map<string, Load[]>(variants.map((v) => [v.name, []]));

@@ -26,7 +26,7 @@ export function createFleet(dir: string) {
    * `parley serve` as a user runs it (default log level, request log lines written to stderr, here
    * /dev/null), with the rate limit off as in the issue's measurements, against the bench upstream.
    */
-  async function startParley(command: string[], upstream: string) {
+  async function startParley(command: string[], upstream: string, extra: Record<string, string> = {}) {
     const port = freePort();
     const proc = Bun.spawn([...command, "serve", "--port", String(port)], {
       cwd: dir,
@@ -36,6 +36,7 @@ export function createFleet(dir: string) {
         BETA_REGION: "us-east-1", BETA_ACCESS_KEY_ID: "AKIABENCH", BETA_SECRET_ACCESS_KEY: "bench", BETA_ENDPOINT_URL: upstream,
         // Nothing leaves 127.0.0.1: no model discovery, and the control plane is the bench upstream too.
         RATE_LIMIT_RPM: "0", MODELS_REFRESH_S: "0", BETA_CONTROL_ENDPOINT_URL: upstream,
+        ...extra,
       },
       stdout: "ignore",
       stderr: "ignore",
