@@ -5,11 +5,12 @@ import type { Logger } from "../log.ts";
 import { openDatabase } from "../db.ts";
 import type { AccessEntry } from "./access-log.ts";
 import { createKeyring, type Guard } from "./auth.ts";
-import { cors } from "./cors.ts";
+import { chatEdge } from "./chat-edge.ts";
+import { cors, corsHeaders } from "./cors.ts";
 import { createRateLimiter, type RateLimiter } from "./rate-limit.ts";
 import { createRedisRateLimiter } from "./rate-limit-redis.ts";
 import { connectRedis, type Redis } from "./redis.ts";
-import { edge, REQUEST_ID } from "./edge.ts";
+import { bodyLimit, edge, REQUEST_ID } from "./edge.ts";
 import { createChat } from "../chat.ts";
 import { lazyFiles } from "../files/index.ts";
 import type { Files } from "../files/service.ts";
@@ -17,14 +18,15 @@ import { createDiscovery } from "../providers/discovery.ts";
 import { createProviders, modelListers } from "../providers/registry.ts";
 import { createRouter } from "../providers/routes.ts";
 import { createTokenCounter } from "../providers/tokens.ts";
-import { chatRoutes } from "./routes/chat.ts";
+import { chatCompletions } from "./routes/chat.ts";
+import { countTokensRoutes } from "./routes/count-tokens.ts";
 import { docsRoutes } from "./routes/docs.ts";
 import { filesRoutes } from "./routes/files.ts";
 import { healthRoutes } from "./routes/health.ts";
-import { messagesRoutes } from "./routes/messages.ts";
+import { messages } from "./routes/messages.ts";
 import { metricsRoutes } from "./routes/metrics.ts";
 import { modelRoutes } from "./routes/models.ts";
-import { responsesRoutes } from "./routes/responses.ts";
+import { responses } from "./routes/responses.ts";
 import { rootRoutes } from "./routes/root.ts";
 import { usageRoutes } from "./routes/usage.ts";
 import { createUsageService } from "../usage/service.ts";
@@ -42,6 +44,13 @@ const EXPOSED = [
   "x-parley-model", "x-parley-attempts", "x-parley-dropped-tools", "x-parley-token-count",
 ];
 
+/** Room for a multipart upload's framing and other fields around a file of MAX_UPLOAD_BYTES. */
+const MULTIPART_SLACK = 1024 * 1024;
+
+/**
+ * parley's HTTP handler: the chat endpoints on their own edge (chat-edge.ts), everything else
+ * (models, files, usage, health, docs, metrics) as Elysia routes. `close` stops what it started.
+ */
 export function createApp({ config, log, accessLog }: AppOptions) {
   const db = lazy(() => openDatabase(config.dataDir));
   const redis = config.redisUrl
@@ -60,31 +69,38 @@ export function createApp({ config, log, accessLog }: AppOptions) {
   const providers = createProviders(config);
   const router = createRouter(config, discovery);
   const chat = createChat({ config, log, providers, router, attachFiles });
-  const routes: { method: string; path: string }[] = [];
+  const maxBody = config.files.maxUploadBytes + MULTIPART_SLACK;
+  const addCors = corsHeaders(config.corsOrigins, EXPOSED);
+  const chats = chatEdge([chatCompletions, messages, responses], { chat, guard, log, debug: config.debug, maxBody, cors: addCors, accessLog });
+  const routes: { method: string; path: string }[] = chats.paths.map((path) => ({ method: "POST", path }));
   const app = new Elysia({ name: "parley" })
     .use(edge({
       debug: config.debug, log, accessLog,
       isKnownPath: (path) => knownPath(routes, path),
     }))
-    .use(cors(config.corsOrigins, EXPOSED))
-    .use(docsRoutes((): AnyElysia => app))
+    .onRequest(bodyLimit(maxBody))
+    .use(cors(addCors))
+    .use(docsRoutes((): AnyElysia => app, [chatCompletions, messages, responses]))
     .use(healthRoutes(config, redis?.status))
     .use(modelRoutes(config, guard, discovery, router))
-    .use(chatRoutes(chat, guard))
-    .use(responsesRoutes(chat, guard))
-    .use(messagesRoutes(chat, guard, createTokenCounter(config, providers, router)))
+    .use(countTokensRoutes(guard, createTokenCounter(config, providers, router)))
     .use(rootRoutes())
     .use(filesRoutes(config, files, guard))
     .use(usageRoutes(usage, guard))
     .use(usage.metrics ? metricsRoutes(usage.metrics, guard) : new Elysia({ name: "parley/metrics-off" }));
-  app.onStop(async () => {
-    discovery.stop();
-    await usage.close();
-    redis?.close();
-    if (db.opened()) db().close();
-  });
   routes.push(...app.routes.filter((route) => route.method !== "OPTIONS"));
-  return app;
+  let elysia: ((request: Request) => Response | Promise<Response>) | undefined;
+  return {
+    /** Every route but OPTIONS, for 405s and tests. */
+    routes,
+    handle: (request: Request): Promise<Response> => chats.handle(request) ?? Promise.resolve((elysia ??= app.fetch)(request)),
+    async close() {
+      discovery.stop();
+      await usage.close();
+      redis?.close();
+      if (db.opened()) db().close();
+    },
+  };
 }
 
 export type App = ReturnType<typeof createApp>;

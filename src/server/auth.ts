@@ -55,38 +55,54 @@ export interface Guard {
 }
 
 /**
- * `{ scope: "chat" }` on a route makes it need a key with that scope, within the key's rate limit
- * and, for chats, within its daily budget.
+ * The request's key, checked: a principal with `scope`, within the key's rate limit (its headers
+ * go into `headers`) and, for chats, within its daily budget. Answers at once unless a limit or a
+ * budget has to be asked.
  */
-export function auth({ identify, limit, usage }: Guard) {
+export function authorize(guard: Guard, request: Request, scope: Scope, headers: Record<string, string>): Principal | Promise<Principal> {
+  const key = presentedKey(request.headers);
+  if (!key) throw unauthenticated("Missing API key: send 'Authorization: Bearer <key>' or 'x-api-key: <key>'.");
+  const principal = guard.identify(key);
+  if (!principal) throw unauthenticated("Invalid API key.");
+  if (guard.limit || needsBudget(guard, principal, scope)) return limited(guard, principal, scope, headers);
+  return permitted(principal, scope);
+}
+
+async function limited({ limit, usage }: Guard, principal: Principal, scope: Scope, headers: Record<string, string>): Promise<Principal> {
+  if (limit) {
+    const rate = await limit(principal.label);
+    headers["x-ratelimit-limit"] = String(rate.limit);
+    if (rate.remaining !== undefined) headers["x-ratelimit-remaining"] = String(rate.remaining);
+    headers["x-ratelimit-reset"] = String(rate.reset);
+    if (!rate.allowed) {
+      usage?.metrics?.rejected.inc(["rate_limit"]);
+      throw rateLimited(rate.reset);
+    }
+  }
+  permitted(principal, scope);
+  if (needsBudget({ usage }, principal, scope)) {
+    const over = await usage!.budgets!.check(principal.label, principal.budget!);
+    if (over) {
+      usage!.metrics?.rejected.inc(["budget"]);
+      throw overBudget(principal.label, principal.budget!, over.used, over.reset);
+    }
+  }
+  return principal;
+}
+
+const needsBudget = ({ usage }: Pick<Guard, "usage">, principal: Principal, scope: Scope) => scope === "chat" && principal.budget !== undefined && usage?.budgets !== undefined;
+
+function permitted(principal: Principal, scope: Scope): Principal {
+  if (!principal.scopes.has(scope)) throw new GatewayError(403, "permission_error", `This key lacks the '${scope}' scope needed here.`);
+  return principal;
+}
+
+/** `{ scope: "models" }` on an Elysia route makes it need a key with that scope (see `authorize`). */
+export function auth(guard: Guard) {
   return new Elysia({ name: "parley/auth" }).macro({
     scope: (scope: Scope) => ({
       async resolve({ request, set }) {
-        const key = presentedKey(request.headers);
-        if (!key) throw unauthenticated("Missing API key: send 'Authorization: Bearer <key>' or 'x-api-key: <key>'.");
-        const principal = identify(key);
-        if (!principal) throw unauthenticated("Invalid API key.");
-        if (limit) {
-          const rate = await limit(principal.label);
-          set.headers["x-ratelimit-limit"] = String(rate.limit);
-          if (rate.remaining !== undefined) set.headers["x-ratelimit-remaining"] = String(rate.remaining);
-          set.headers["x-ratelimit-reset"] = String(rate.reset);
-          if (!rate.allowed) {
-            usage?.metrics?.rejected.inc(["rate_limit"]);
-            throw rateLimited(rate.reset);
-          }
-        }
-        if (!principal.scopes.has(scope)) {
-          throw new GatewayError(403, "permission_error", `This key lacks the '${scope}' scope needed here.`);
-        }
-        if (scope === "chat" && principal.budget && usage?.budgets) {
-          const over = await usage.budgets.check(principal.label, principal.budget);
-          if (over) {
-            usage.metrics?.rejected.inc(["budget"]);
-            throw overBudget(principal.label, principal.budget, over.used, over.reset);
-          }
-        }
-        return { principal };
+        return { principal: await authorize(guard, request, scope, set.headers as Record<string, string>) };
       },
     }),
   });

@@ -1,5 +1,27 @@
 import { invalidRequest } from "../errors.ts";
 import { isObject, type Json } from "../formats/read.ts";
+import { tooLarge } from "./edge.ts";
+
+/**
+ * The request body as text, at most `max` bytes: a declared length over it is refused before a
+ * byte is read, a chunked body is counted as it comes and refused once it goes over.
+ */
+export async function readText(request: Request, max: number): Promise<string> {
+  const length = request.headers.get("content-length");
+  if (length !== null) {
+    if (Number(length) > max) throw tooLarge(max);
+    return request.text();
+  }
+  if (!request.body) return "";
+  const chunks: Uint8Array[] = [];
+  let seen = 0;
+  for await (const chunk of request.body as AsyncIterable<Uint8Array>) {
+    seen += chunk.byteLength;
+    if (seen > max) throw tooLarge(max);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString();
+}
 
 /** A chat endpoint's body: JSON, and an object; anything else is the client's 400. */
 export function jsonObject(raw: string): Json {

@@ -6,30 +6,36 @@ const MAX_AGE = "600";
 /**
  * CORS for browser clients. Headers go only on requests that carry an Origin, so the SDKs, IDE
  * tools and scripts that make most calls pay nothing for them (@elysiajs/cors writes five headers
- * on every response). A preflight is answered here, before routing.
+ * on every response). Adds the headers a request's answer needs to `headers`, and answers a
+ * preflight itself.
  */
-export function cors(origins: string[] | "*", exposed: string[]) {
+export function corsHeaders(origins: string[] | "*", exposed: string[]) {
   const expose = exposed.join(", ");
   const allowed = (origin: string) => origins === "*" || origins.includes(origin);
-  return new Elysia({ name: "parley/cors" }).onRequest(({ request, set }) => {
+  return (request: Request, headers: Record<string, string>): Response | undefined => {
     const origin = request.headers.get("origin");
     if (!origin) return;
-    set.headers.vary = "Origin";
+    headers.vary = "Origin";
     if (!allowed(origin)) return;
-    set.headers["access-control-allow-origin"] = origin;
+    headers["access-control-allow-origin"] = origin;
     const preflight = request.method === "OPTIONS" && request.headers.get("access-control-request-method");
     if (!preflight) {
-      set.headers["access-control-expose-headers"] = expose;
+      headers["access-control-expose-headers"] = expose;
       return;
     }
     return new Response(null, {
       status: 204,
       headers: {
-        ...(set.headers as Record<string, string>),
+        ...headers,
         "access-control-allow-methods": METHODS,
         "access-control-allow-headers": request.headers.get("access-control-request-headers") ?? "authorization, content-type",
         "access-control-max-age": MAX_AGE,
       },
     });
-  });
+  };
+}
+
+/** The Elysia routes' CORS: a preflight is answered here, before routing. */
+export function cors(add: ReturnType<typeof corsHeaders>) {
+  return new Elysia({ name: "parley/cors" }).onRequest(({ request, set }) => add(request, set.headers as Record<string, string>));
 }

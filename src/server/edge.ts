@@ -3,6 +3,7 @@ import { errorBody, GatewayError, invalidRequest, notFound, type ErrorDialect } 
 import { errorDialect } from "./dialects.ts";
 import type { Logger } from "../log.ts";
 import type { AccessEntry } from "./access-log.ts";
+import { RequestLog } from "./request-log.ts";
 
 export const REQUEST_ID = "x-request-id";
 
@@ -16,26 +17,12 @@ export interface EdgeOptions {
 }
 
 /**
- * A request's log state rides on its `set` (Elysia's per-request response settings): WeakMaps keyed
- * by Request cost measurably more per request.
+ * A request's log line and over-limit note ride on its `set` (Elysia's per-request response
+ * settings): WeakMaps keyed by Request cost measurably more per request.
  */
 const LOG = Symbol("parley.log");
 const OVER_LIMIT = Symbol("parley.overLimit");
-type Fields = { model?: string; provider?: string; upstream_ms?: number; attempts?: number; broken?: string };
-type LogState = Fields & { at: number; start: number; written?: AccessEntry; write?: (entry: AccessEntry) => void };
-type Noted = { [LOG]?: LogState; [OVER_LIMIT]?: number };
-
-/**
- * Adds fields (model, provider, upstream timing) to a request's log line. Never secrets or content.
- * A stream's line is written when it starts; `broken` noted after that writes a second line, with
- * the same request id, saying what ended the stream.
- */
-export function note(set: object, fields: Fields): void {
-  const state = (set as Noted)[LOG];
-  if (!state) return;
-  Object.assign(state, fields);
-  if (fields.broken && state.written) state.write?.({ ...state.written, ms: performance.now() - state.start, broken: fields.broken });
-}
+type Noted = { [LOG]?: RequestLog; [OVER_LIMIT]?: number };
 
 /**
  * The request body limit, enforced by parley so that every over-limit body, of any size and sent
@@ -65,7 +52,7 @@ export function bodyLimit(max: number) {
   };
 }
 
-const tooLarge = (max: number) =>
+export const tooLarge = (max: number) =>
   new GatewayError(413, "invalid_request_error", `The request body is larger than the limit of ${max} bytes (MAX_UPLOAD_BYTES and 1 MiB for multipart framing).`);
 
 /**
@@ -75,44 +62,50 @@ const tooLarge = (max: number) =>
  */
 export function edge(options: EdgeOptions) {
   const { debug, log, accessLog } = options;
-  const finish = (request: Request, set: { headers: unknown }, status: number) => {
-    const state = (set as Noted)[LOG];
-    if (!accessLog || !state) return;
-    const { at, start, model, provider, upstream_ms, attempts, broken } = state;
-    const entry: AccessEntry = { at, method: request.method, url: request.url, status, ms: performance.now() - start, id: (set.headers as Record<string, string>)[REQUEST_ID]!, model, provider, upstream_ms, attempts, broken };
-    accessLog(entry);
-    state.written = entry;
-  };
+  const finish = (set: object, status: number) => (set as Noted)[LOG]?.finish(status);
 
   return new Elysia({ name: "parley/edge" })
     .onRequest(({ set, request }) => {
-      set.headers[REQUEST_ID] = request.headers.get(REQUEST_ID)?.slice(0, 128) || crypto.randomUUID();
-      if (accessLog) (set as Noted)[LOG] = { at: Date.now(), start: performance.now(), write: accessLog };
+      const id = requestId(request);
+      set.headers[REQUEST_ID] = id;
+      if (accessLog) (set as Noted)[LOG] = new RequestLog(accessLog, request.method, request.url, id);
       // Not a proxy: CONNECT's target is a host:port, and the client would wait for a tunnel.
       if (request.method === "CONNECT") throw new GatewayError(405, "invalid_request_error", "CONNECT is not supported: parley is not a proxy.", { headers: { connection: "close" } });
     })
-    .onAfterHandle({ as: "global" }, ({ request, set, responseValue }) => {
-      finish(request, set, responseValue instanceof Response ? responseValue.status : typeof set.status === "number" ? set.status : 200);
+    .onAfterHandle({ as: "global" }, ({ set, responseValue }) => {
+      finish(set, responseValue instanceof Response ? responseValue.status : typeof set.status === "number" ? set.status : 200);
     })
     .onError({ as: "global" }, ({ code, error, set, request }) => {
       const headers = set.headers as Record<string, string>;
       const response = respond();
       set.status = response.status;
-      finish(request, set, response.status);
+      finish(set, response.status);
       return response;
 
       function respond(): Response {
-        // The client went away mid-request: nobody is left to answer, and it is not a bug.
-        if (request.signal.aborted) return new Response(null, { status: 499, headers });
         // Elysia's own body parser hides the reason a read failed behind its PARSE error.
         const over = (set as Noted)[OVER_LIMIT];
         const known = over !== undefined ? tooLarge(over) : toGatewayError(code, error, request, options.isKnownPath);
-        if (known) return errorResponse(known, debug, headers, errorDialect(request));
-        log.error(`request ${headers[REQUEST_ID]} failed:`, error);
-        const bug = new GatewayError(500, "internal_server_error", `Internal error; quote request id ${headers[REQUEST_ID]} when reporting it.`);
-        return errorResponse(bug, debug, headers, errorDialect(request));
+        return failure(known ?? error, request, headers, errorDialect(request), { debug, log });
       }
     });
+}
+
+/** The client's request id (up to 128 characters), else a new one. */
+export function requestId(request: Request): string {
+  return request.headers.get(REQUEST_ID)?.slice(0, 128) || crypto.randomUUID();
+}
+
+/**
+ * A failed request's answer in the caller's dialect: its own status for a GatewayError, 499 (and
+ * no body) when the client went away, else a 500 quoting the request id, with the error logged.
+ */
+export function failure(error: unknown, request: Request, headers: Record<string, string>, dialect: ErrorDialect, { debug, log }: { debug: boolean; log: Logger }): Response {
+  if (request.signal.aborted) return new Response(null, { status: 499, headers });
+  if (error instanceof GatewayError) return errorResponse(error, debug, headers, dialect);
+  log.error(`request ${headers[REQUEST_ID]} failed:`, error);
+  const bug = new GatewayError(500, "internal_server_error", `Internal error; quote request id ${headers[REQUEST_ID]} when reporting it.`);
+  return errorResponse(bug, debug, headers, dialect);
 }
 
 /** JSON response in the contract's envelope, with the error's own headers. */

@@ -4,10 +4,6 @@ import type { Logger } from "../log.ts";
 import { configuredProviders } from "../providers/registry.ts";
 import { createAccessLog } from "./access-log.ts";
 import { createApp } from "./app.ts";
-import { bodyLimit } from "./edge.ts";
-
-/** Room for a multipart upload's framing and other fields around a file of MAX_UPLOAD_BYTES. */
-const MULTIPART_SLACK = 1024 * 1024;
 
 export interface RunOptions {
   /** Runs as worker N of a supervisor: shares the port, and reports and stops over IPC. */
@@ -27,9 +23,10 @@ export function runServer(config: Config, log: Logger, { worker }: RunOptions = 
   const logsRequests = ["info", "debug", "trace"].includes(config.logLevel);
   const accessLog = logsRequests ? createAccessLog({ tag, upstream: ["debug", "trace"].includes(config.logLevel), format: config.logFormat }) : undefined;
   const app = createApp({ config, log, ...(accessLog ? { accessLog } : {}) });
-  app.onRequest(bodyLimit(config.files.maxUploadBytes + MULTIPART_SLACK));
+  let server: ReturnType<typeof Bun.serve>;
   try {
-    app.listen({
+    server = Bun.serve({
+      fetch: app.handle,
       hostname: config.host,
       port: config.port,
       // Only a supervisor's own workers share a port; a lone server must not split a port with anyone.
@@ -46,9 +43,8 @@ export function runServer(config: Config, log: Logger, { worker }: RunOptions = 
       },
     });
   } catch (error) {
-    failToListen(config.host, config.port, error);
+    return failToListen(config.host, config.port, error);
   }
-  const server = app.server!;
   const url = urlOf(config.host, server.port!);
   log.info(`parley listening on ${url} (docs at /docs)`);
 
@@ -63,7 +59,7 @@ export function runServer(config: Config, log: Logger, { worker }: RunOptions = 
       log.warn(`shutdown grace of ${config.shutdownGraceMs} ms is over: closing the remaining connections`);
       await server.stop(true);
     }
-    await app.stop();
+    await app.close();
     process.exit(0);
   };
   process.on("SIGINT", () => void shutdown("SIGINT"));

@@ -1,14 +1,15 @@
 import type { ChatCall, ChatOutcome } from "../chat.ts";
 import type { Usage } from "../ir.ts";
 import type { Principal } from "../server/auth.ts";
-import { note } from "../server/edge.ts";
+import type { RequestLog } from "../server/request-log.ts";
 import { costOf, type Tokens } from "./prices.ts";
 import type { UsageRecord } from "./recorder.ts";
 import type { UsageService } from "./service.ts";
 
 /** What a chat route knows about its request. */
 export interface TrackContext {
-  set: object;
+  /** The request's log line, absent below LOG_LEVEL=info. */
+  log?: RequestLog;
   request: Request;
   principal: Principal;
 }
@@ -30,7 +31,7 @@ export const COST_HEADER = "x-parley-cost-usd";
  * `x-parley-cost-usd`), a stream when it ends. chat() calls `onDone` before `observe` for JSON and
  * after for a stream, so whichever of `onDone` and `answered` comes last finishes the record.
  */
-export function trackUsage(service: UsageService | undefined, { set, request, principal }: TrackContext, endpoint: string) {
+export function trackUsage(service: UsageService | undefined, { log, request, principal }: TrackContext, endpoint: string) {
   const time = Date.now();
   const start = performance.now();
   let observed: (Observed & { at: number }) | undefined;
@@ -41,11 +42,11 @@ export function trackUsage(service: UsageService | undefined, { set, request, pr
 
   const hooks: Pick<ChatCall, "observe" | "onDone" | "onBreak"> = {
     observe(info) {
-      note(set, info);
+      log?.note(info);
       observed = { ...info, at: performance.now() };
     },
     onBreak(reason) {
-      note(set, { broken: reason });
+      log?.note({ broken: reason });
       broken = true;
     },
     onDone(result) {

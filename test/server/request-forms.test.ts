@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { connect } from "node:net";
-import { Elysia } from "elysia";
-import { createLogger } from "../../src/log.ts";
 import type { AccessEntry } from "../../src/server/access-log.ts";
-import { edge, note, REQUEST_ID } from "../../src/server/edge.ts";
+import { REQUEST_ID } from "../../src/server/edge.ts";
+import { RequestLog } from "../../src/server/request-log.ts";
 import { TEST_KEY } from "../lib/app.ts";
 import { userDir } from "../lib/cli.ts";
 import { serve } from "./serve-process.ts";
@@ -194,31 +193,16 @@ describe("the request log", () => {
     await server.waitFor(/CONNECT example\.com:443 405 /);
   });
 
-  test("a stream noted as broken after its line was written gets a second line with the same id", async () => {
+  test("a stream noted as broken after its line was written gets a second line with the same id", () => {
     const entries: AccessEntry[] = [];
-    let resolveBroken: () => void = () => {};
-    const broken = new Promise<void>((resolve) => (resolveBroken = resolve));
-    const app = new Elysia()
-      .use(edge({ debug: false, log: createLogger("silent"), isKnownPath: () => false, accessLog: (entry) => entries.push(entry) }))
-      .get("/stream", ({ set }) => {
-        const body = new ReadableStream({
-          start(controller) {
-            controller.enqueue(new TextEncoder().encode("data: one\n\n"));
-            setTimeout(() => {
-              note(set, { broken: "the upstream dropped the connection mid-stream" });
-              controller.close();
-              resolveBroken();
-            }, 20);
-          },
-        });
-        return new Response(body, { headers: { "content-type": "text/event-stream" } });
-      });
-    const response = await app.handle(new Request("http://localhost/stream"));
-    await response.text();
-    await broken;
+    const log = new RequestLog((entry) => entries.push(entry), "POST", "http://localhost/v1/chat/completions", "req-1");
+    log.note({ model: "gpt-4o-mini", provider: "alpha" });
+    log.finish(200);
+    log.note({ broken: "the upstream dropped the connection mid-stream" });
+    log.finish(200);
     expect(entries).toHaveLength(2);
-    expect(entries[0]).toMatchObject({ status: 200, broken: undefined });
-    expect(entries[1]).toMatchObject({ status: 200, id: entries[0]!.id, broken: "the upstream dropped the connection mid-stream" });
+    expect(entries[0]).toMatchObject({ status: 200, id: "req-1", model: "gpt-4o-mini", broken: undefined });
+    expect(entries[1]).toMatchObject({ status: 200, id: "req-1", model: "gpt-4o-mini", broken: "the upstream dropped the connection mid-stream" });
     expect(entries[1]!.ms).toBeGreaterThanOrEqual(entries[0]!.ms);
   });
 });

@@ -1,52 +1,19 @@
-import { Elysia } from "elysia";
-import type { Chat } from "../../chat.ts";
 import { anthropic } from "../../formats/anthropic.ts";
-import type { TokenCounter } from "../../providers/tokens.ts";
-import { trackUsage } from "../../usage/track.ts";
-import { auth, type Guard } from "../auth.ts";
-import { jsonObject } from "../body.ts";
-import { REQUEST_ID } from "../edge.ts";
-import { reply } from "../reply.ts";
+import type { ChatEndpoint } from "../chat-edge.ts";
 
 const DESCRIPTION = `The Anthropic Messages API as api.anthropic.com serves it, for Claude Code and the Anthropic SDKs
 (x-api-key or Bearer; anthropic-version and anthropic-beta headers; ?beta=true accepted). Claude models on
 Bedrock get the body as sent (lossless); other models go through parley's conversion.`;
 
-export function messagesRoutes(chat: Chat, guard: Guard, count: TokenCounter) {
-  return new Elysia({ name: "parley/messages" })
-    .use(auth(guard))
-    .post(
-      "/v1/messages",
-      async ({ request, set, principal }) => {
-        const usage = trackUsage(guard.usage, { set, request, principal }, "/v1/messages");
-        const headers = set.headers as Record<string, string>;
-        headers["request-id"] = headers[REQUEST_ID]!;
-        const raw = await request.text();
-        const body = jsonObject(raw);
-        const outcome = await chat({ input: anthropic, output: anthropic, body, raw, headers: request.headers, signal: request.signal, ...usage.hooks })
-          .then(usage.answered, usage.failed);
-        return reply(outcome, headers);
-      },
-      { scope: "chat", parse: "none", detail: { summary: "Anthropic Messages", description: DESCRIPTION, tags: ["chat"], requestBody: jsonBody } },
-    )
-    .post(
-      "/v1/messages/count_tokens",
-      async ({ request, set }) => {
-        const headers = set.headers as Record<string, string>;
-        headers["request-id"] = headers[REQUEST_ID]!;
-        const raw = await request.text();
-        const body = jsonObject(raw);
-        // A count needs no max_tokens; the decoder, written for messages, does.
-        const decoded = anthropic.decodeRequest({ ...body, max_tokens: body.max_tokens ?? 1 });
-        const { tokens, estimate } = await count({ request: decoded, raw, dialect: "anthropic-messages", headers: request.headers, signal: request.signal });
-        if (estimate) headers["x-parley-token-count"] = "estimate";
-        return { input_tokens: tokens };
-      },
-      {
-        scope: "chat", parse: "none",
-        detail: { summary: "Count the input tokens of a Messages request", description: "Bedrock's CountTokens for Claude; elsewhere a tokenizer estimate, marked x-parley-token-count: estimate.", tags: ["chat"], requestBody: jsonBody },
-      },
-    );
-}
-
-const jsonBody = { required: true, content: { "application/json": { schema: { type: "object" } } } } as const;
+/** `POST /v1/messages`, for Claude Code and the Anthropic SDKs. */
+export const messages: ChatEndpoint = {
+  path: "/v1/messages",
+  dialect: "anthropic",
+  call: (_body, request) => ({ input: anthropic, output: anthropic, headers: request.headers }),
+  openapi: {
+    summary: "Anthropic Messages",
+    description: DESCRIPTION,
+    tags: ["chat"],
+    requestBody: { required: true, content: { "application/json": { schema: { type: "object" } } } },
+  },
+};
