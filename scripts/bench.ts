@@ -75,6 +75,9 @@ try {
   // would carry that run's heap into the comparison.
   const twin = await fleet.startParley(parleyFromSource(true), upstream.url);
   const plain = await fleet.startParley(parleyFromSource(false), upstream.url);
+  // Usage records and metrics on (the default) and off, in two more fresh servers (issue 17).
+  const accounted = await fleet.startParley(parleyFromSource(true), upstream.url);
+  const unaccounted = await fleet.startParley(parleyFromSource(true), upstream.url, { USAGE: "off", METRICS: "off" });
   await Bun.sleep(500);
   const idle = { main: rssMb(parley.proc.pid), smol: rssMb(twin.proc.pid), plain: rssMb(plain.proc.pid) };
 
@@ -168,6 +171,25 @@ try {
     load128: { smol: total(smolLoad.smol), plain: total(smolLoad.plain) },
   };
   results.rss_mb = { idle: idle.main, under_load: peakRss };
+
+  say("usage and metrics on and off ...");
+  const usageResults: Record<string, unknown> = {};
+  results.usage = usageResults;
+  for (const [name, body] of [["JSON", bodies.chat], ["stream", bodies.chatStream]] as const) {
+    const targets = {
+      direct: at(upstream.url, "/v1/chat/completions", body, "direct"),
+      on: at(accounted.url, "/v1/chat/completions", body, "usage-on"),
+      off: at(unaccounted.url, "/v1/chat/completions", body, "usage-off"),
+    };
+    const lat = await latency(Object.values(targets), plan.rounds, plan.perRound);
+    const runs = { on: [] as Load[], off: [] as Load[] };
+    for (let i = 0; i < plan.slices * 2; i++) {
+      for (const who of i % 2 ? (["off", "on"] as const) : (["on", "off"] as const)) {
+        runs[who].push(await load(targets[who], (who === "on" ? accounted : unaccounted).proc.pid, 32, plan.slice, dir));
+      }
+    }
+    usageResults[name] = { latency: lat, on: total(runs.on), off: total(runs.off) };
+  }
 
   say("streams: time to first token and chunks ...");
   results.stream = await streamCheck(upstream.url, parley.url, auth, anthropicAuth, quick ? 10 : 30);
