@@ -27,8 +27,8 @@ const LINE_START = 64;
 /** The last events the end check and the usage reader get: the last one and the usage event before it, and one more. */
 const TAIL_EVENTS = 3;
 
-/** Bytes kept from a stream's end, at least: more than its last events take. */
-const TAIL_BYTES = 16 * 1024;
+/** Chunks kept from a stream's end (a power of two). */
+const KEPT = 8;
 
 /** Bytes kept of the last event of a dialect that names its events: its usage is inside, at the end. */
 const LAST_EVENT_BYTES = 4 * 1024 * 1024;
@@ -52,9 +52,10 @@ export function guardStream(
   /** Given the text of the last events of a complete stream (its usage event, if it sent one). */
   onEnd?: (tail: string) => void,
 ): ReadableStream<Uint8Array> {
-  const source = body instanceof ReadableStream ? readerOf(body) : body;
+  const reader = body instanceof ReadableStream ? body.getReader() : undefined;
+  const source = body as AsyncIterator<Uint8Array, unknown>;
   const names = ending.names;
-  const tail = names ? lastEventTail() : byteTail();
+  const tail = names ? lastEventTail() : chunkTail();
   const complete = (text: string) => (names ? names.includes(tail.name()) : text.includes(ending.last));
   const fail = (controller: ReadableStreamDefaultController<Uint8Array>, error: GatewayError) => {
     onBreak(error);
@@ -69,7 +70,7 @@ export function guardStream(
     async pull(controller) {
       let next: IteratorResult<Uint8Array, unknown>;
       try {
-        next = await source.next();
+        next = reader ? ((await reader.read()) as IteratorResult<Uint8Array, unknown>) : await source.next();
       } catch (error) {
         const failed = failure(error);
         return fail(controller, failed instanceof GatewayError ? failed : incomplete());
@@ -84,40 +85,50 @@ export function guardStream(
       controller.close();
     },
     // Clients often stop reading at the last event (`[DONE]`): a stream left after it was complete.
-    async cancel(reason) {
+    cancel(reason) {
       if (onEnd) {
         const text = tail.text();
         if (complete(text)) onEnd(text);
       }
-      await source.return?.(reason);
+      return reader ? reader.cancel(reason) : source.return?.(reason).then(() => {});
     },
   }, { highWaterMark: 0 });
 }
 
-function readerOf(body: ReadableStream<Uint8Array>): AsyncIterator<Uint8Array, unknown> {
-  const reader = body.getReader();
-  return {
-    next: () => reader.read() as Promise<IteratorResult<Uint8Array, unknown>>,
-    return: async (reason?: unknown) => {
-      await reader.cancel(reason);
-      return { done: true, value: undefined };
-    },
-  };
-}
-
-/** A stream's last chunks, by reference, covering at least its last TAIL_BYTES. */
-function byteTail() {
-  const chunks: Uint8Array[] = [];
-  let size = 0;
+/**
+ * A stream's last KEPT chunks, by reference (a ring: nothing is copied or moved per chunk). Enough
+ * for its last events: a chunk is at least one upstream write, and under load often many.
+ */
+function chunkTail() {
+  const ring: Uint8Array[] = [];
+  let count = 0;
   return {
     add(chunk: Uint8Array) {
-      chunks.push(chunk);
-      size += chunk.length;
-      while (size - chunks[0]!.length >= TAIL_BYTES) size -= chunks.shift()!.length;
+      ring[count++ & (KEPT - 1)] = chunk;
     },
-    last: () => chunks.at(-1),
-    /** The text of the last TAIL_EVENTS events (all that is kept, if they cannot be told apart). */
-    text: () => decodeFrom(chunks, ...startOfLastEvents(chunks)),
+    last: () => (count ? ring[(count - 1) & (KEPT - 1)] : undefined),
+    /**
+     * The text of the last TAIL_EVENTS events (of all that is kept, if they cannot be told apart),
+     * found from the end by their blank lines, in bytes: only that much is decoded.
+     */
+    text() {
+      const parts: string[] = [];
+      const oldest = Math.max(0, count - KEPT);
+      let found = 0;
+      for (let i = count - 1; i >= oldest; i--) {
+        const chunk = ring[i & (KEPT - 1)]!;
+        // The blank line that ends the stream ends the last event: it does not count.
+        let from = chunk.length - (i === count - 1 ? 3 : 2);
+        for (let at: number; from >= 0 && (at = lastIndexOf.call(chunk, BLANK, from)) >= 0; from = at - 1) {
+          if (++found === TAIL_EVENTS) return joined(parts, utf8Slice.call(chunk, at + 2, chunk.length));
+        }
+        // A blank line split between this chunk and the one before.
+        const split = i > oldest && chunk[0] === 10 && ring[(i - 1) & (KEPT - 1)]!.at(-1) === 10 && !(i === count - 1 && chunk.length === 1);
+        if (split && ++found === TAIL_EVENTS) return joined(parts, utf8Slice.call(chunk, 1, chunk.length));
+        parts.push(utf8Slice.call(chunk, 0, chunk.length));
+      }
+      return joined(parts, "");
+    },
     name: () => "",
   };
 }
@@ -130,6 +141,7 @@ function byteTail() {
 function lastEventTail() {
   const named = lastEventName();
   let chunks: Uint8Array[] = [];
+  let offset = 0;
   let size = 0;
   return {
     add(chunk: Uint8Array) {
@@ -137,23 +149,25 @@ function lastEventTail() {
       if (at === undefined) {
         chunks.push(chunk);
         size += chunk.length;
-        while (size > LAST_EVENT_BYTES && chunks.length > 1) size -= chunks.shift()!.length;
+        while (size - offset > LAST_EVENT_BYTES && chunks.length > 1) {
+          size -= chunks.shift()!.length;
+          offset = 0;
+        }
       } else if (at >= 0) {
-        chunks = [chunk.subarray(at)];
-        size = chunks[0]!.length;
+        [chunks, offset, size] = [[chunk], at, chunk.length];
       } else {
         // The `event:` line began `-at` bytes before this chunk, in the ones kept before it.
         let need = -at;
         let first = chunks.length;
         while (need > 0 && first > 0) need -= chunks[--first]!.length;
         chunks = chunks.slice(first);
-        if (need < 0) chunks[0] = chunks[0]!.subarray(-need);
+        offset = Math.max(0, -need);
         chunks.push(chunk);
         size = chunks.reduce((sum, c) => sum + c.length, 0);
       }
     },
     last: () => chunks.at(-1),
-    text: () => `\n${decodeFrom(chunks, 0, 0)}`,
+    text: () => `\n${chunks.map((chunk, i) => utf8Slice.call(chunk, i === 0 ? offset : 0, chunk.length)).join("")}`,
     name: named.name,
   };
 }
@@ -170,7 +184,7 @@ function lastEventName() {
   return {
     feed(chunk: Uint8Array): number | undefined {
       const before = carry.length;
-      const text = carry + Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString("latin1");
+      const text = carry + latin1Slice.call(chunk, 0, chunk.length);
       const end = text.lastIndexOf("\n");
       const at = end > 0 ? text.lastIndexOf("\nevent:", end - 1) : -1;
       if (at >= 0) name = text.slice(at + 7, text.indexOf("\n", at + 1)).trim();
@@ -185,32 +199,17 @@ function lastEventName() {
   };
 }
 
-/** Where the last TAIL_EVENTS events begin in `chunks`: after the blank line before them. */
-function startOfLastEvents(chunks: Uint8Array[]): [number, number] {
-  let found = 0;
-  for (let i = chunks.length - 1; i >= 0; i--) {
-    const chunk = chunks[i]!;
-    const view = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-    // The blank line that ends the stream ends the last event: it does not count.
-    let from = i === chunks.length - 1 ? view.length - 3 : view.length - 2;
-    for (let at = view.lastIndexOf(BLANK, from); at >= 0 && from >= 0; at = view.lastIndexOf(BLANK, (from = at - 1))) {
-      if (++found === TAIL_EVENTS) return [i, at + 2];
-    }
-    // A blank line split between this chunk and the one before.
-    if (i > 0 && view[0] === 10 && chunks[i - 1]!.at(-1) === 10 && !(i === chunks.length - 1 && view.length === 1)) {
-      if (++found === TAIL_EVENTS) return [i, 1];
-    }
-  }
-  return [0, 0];
+function joined(newestFirst: string[], oldest: string): string {
+  let text = oldest;
+  for (let i = newestFirst.length - 1; i >= 0; i--) text += newestFirst[i];
+  return text;
 }
 
-const BLANK = "\n\n";
-
-function decodeFrom(chunks: Uint8Array[], index: number, offset: number): string {
-  if (index >= chunks.length) return "";
-  const first = chunks[index]!.subarray(offset);
-  if (index === chunks.length - 1) return utf8.decode(first);
-  return utf8.decode(Buffer.concat([first, ...chunks.slice(index + 1)]));
-}
-
-const utf8 = new TextDecoder();
+/**
+ * Buffer's byte search and decoders, called on plain Uint8Arrays: a Buffer view of a chunk
+ * (`Buffer.from(chunk.buffer, …)`) or a `subarray` of it first gives the chunk an ArrayBuffer
+ * object, which cost ~300 ns a chunk.
+ */
+const { lastIndexOf } = Buffer.prototype;
+const { utf8Slice, latin1Slice } = Buffer.prototype as unknown as Record<"utf8Slice" | "latin1Slice", (this: Uint8Array, start: number, end: number) => string>;
+const BLANK = Buffer.from("\n\n");
