@@ -6,6 +6,7 @@ import type { NativeCall, NativeReply } from "../provider.ts";
 import { badShape, fetchError, fetchFailed, parseUpstreamJson, type Upstream } from "../upstream-errors.ts";
 import { checkMessage } from "./anthropic.ts";
 import { bedrockBetas } from "./betas.ts";
+import { latin1Slice, type Span } from "./frames.ts";
 import { eventDecoder, parsePayload, type BedrockTransport } from "./transport.ts";
 
 /**
@@ -128,23 +129,24 @@ function relay(up: Upstream, body: ReadableStream<Uint8Array>, requested: string
 }
 
 /** A chunk's payload is `{"bytes":"<base64 of the model's event>", …}`: the decoded event. */
-function chunkBytes(up: Upstream, payload: Uint8Array): Uint8Array | undefined {
-  const view = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
-  const start = view.indexOf(BYTES_KEY);
-  const end = start < 0 ? -1 : view.indexOf(QUOTE, start + BYTES_KEY.length);
-  if (end >= 0) return Buffer.from(view.toString("latin1", start + BYTES_KEY.length, end), "base64");
+function chunkBytes(up: Upstream, payload: Span): Buffer | undefined {
+  const { bytes, start: from, end: to } = payload;
+  const start = indexOf.call(bytes, BYTES_KEY, from);
+  const end = start < 0 || start >= to ? -1 : indexOf.call(bytes, QUOTE, start + BYTES_KEY.length);
+  if (end >= 0 && end < to) return Buffer.from(latin1Slice.call(bytes, start + BYTES_KEY.length, end), "base64");
   const parsed = parsePayload(up, payload);
   return typeof parsed.bytes === "string" ? Buffer.from(parsed.bytes, "base64") : undefined;
 }
 
-const BYTES_KEY = '"bytes":"';
+const { indexOf } = Buffer.prototype;
+const BYTES_KEY = Buffer.from('"bytes":"');
 const QUOTE = 34;
 
 const TYPE = /^\{\s*"type"\s*:\s*"([a-z_]+)"/;
 
 /** `event: <its type>` and the event's own JSON as the data line; message_start names the model asked for. */
-function sseEvent(data: Uint8Array, requested: string): Uint8Array[] {
-  const head = Buffer.from(data.buffer, data.byteOffset, Math.min(data.byteLength, 64)).toString("latin1");
+function sseEvent(data: Buffer, requested: string): Uint8Array[] {
+  const head = latin1Slice.call(data, 0, Math.min(data.length, 64));
   let name = TYPE.exec(head)?.[1];
   if (name === undefined || name === "message_start") {
     const text = utf8.decode(data);

@@ -3,7 +3,7 @@ import type { GatewayError } from "../../errors.ts";
 import { isObject } from "../../formats/read.ts";
 import { badShape, fetchFailed, fromUpstreamStatus, parseUpstreamJson, readUpstreamJson, type Upstream } from "../upstream-errors.ts";
 import { bedrockAuth, CREDENTIALS } from "./auth.ts";
-import { decodeFrame, frameSplitter } from "./frames.ts";
+import { decodeFrame, frameSplitter, utf8Slice, type Span } from "./frames.ts";
 
 export type Action = "invoke" | "invoke-with-response-stream" | "converse" | "converse-stream" | "count-tokens";
 
@@ -45,8 +45,6 @@ export function bedrockEndpoint({ region, endpointUrl }: Pick<Config["beta"], "r
 
 export type BedrockTransport = ReturnType<typeof createBedrockTransport>;
 
-const utf8 = new TextDecoder();
-
 /** The frames of a Bedrock event stream, decoded and checksummed; an exception frame throws. */
 async function* events(up: Upstream, response: Response): AsyncGenerator<BedrockEvent> {
   const decode = eventDecoder(up);
@@ -64,8 +62,8 @@ async function* events(up: Upstream, response: Response): AsyncGenerator<Bedrock
 }
 
 /** An event's JSON payload, which must be an object. */
-export function parsePayload(up: Upstream, payload: Uint8Array): Record<string, unknown> {
-  const text = utf8.decode(payload);
+export function parsePayload(up: Upstream, payload: Span): Record<string, unknown> {
+  const text = utf8Slice.call(payload.bytes, payload.start, payload.end);
   const body = parseUpstreamJson(up, text);
   if (!isObject(body)) throw badShape(up, "an event whose payload is not an object", text);
   return body;
@@ -80,8 +78,8 @@ export function eventDecoder(up: Upstream) {
   const split = frameSplitter(up);
   return {
     frames: split.push,
-    event(frame: Uint8Array): { type: string; payload: Uint8Array } {
-      const { headers, body } = decodeCheckedFrame(up, frame);
+    event(frame: Span): { type: string; payload: Span } {
+      const { headers, payload: body } = decodeCheckedFrame(up, frame);
       const kind = headers.get(":message-type");
       if (kind === "event") return { type: String(headers.get(":event-type")), payload: body };
       const payload = parsePayload(up, body);
@@ -92,7 +90,7 @@ export function eventDecoder(up: Upstream) {
   };
 }
 
-function decodeCheckedFrame(up: Upstream, frame: Uint8Array) {
+function decodeCheckedFrame(up: Upstream, frame: Span) {
   try {
     return decodeFrame(frame);
   } catch (error) {
