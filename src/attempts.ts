@@ -5,24 +5,31 @@ const BASE_MS = 250;
 const CAP_MS = 8000;
 
 /**
- * Calls `attempt` for each model in turn: up to 1 + `retries` times while it fails with a
- * retryable error, then the next model (a fallback). Any other error, or the client leaving,
- * ends it at once; when every model is spent, the last error stands.
+ * What follows a first call that failed with `failed` (the caller makes the first call itself:
+ * most succeed, and need no loop). Calls `attempt` for each model in turn, the first model's
+ * first call being that one: up to 1 + `retries` times while it fails with a retryable error,
+ * then the next model (a fallback). Any other error, or the client leaving, ends it at once;
+ * when every model is spent, the last error stands.
  */
-export async function inTurn<T>(models: string[], retries: number, signal: AbortSignal, attempt: (model: string) => Promise<T>): Promise<T> {
-  let last: GatewayError | undefined;
-  for (const model of models) {
-    for (let n = 0; n <= retries; n++) {
-      if (n > 0) await pause(backoff(n, last!), signal);
+export async function inTurn<T>(models: string[], retries: number, signal: AbortSignal, attempt: (model: string) => Promise<T>, failed: unknown): Promise<T> {
+  let last = stopUnlessRetryable(failed, signal);
+  for (let m = 0; m < models.length; m++) {
+    for (let n = m === 0 ? 1 : 0; n <= retries; n++) {
+      if (n > 0) await pause(backoff(n, last), signal);
       try {
-        return await attempt(model);
+        return await attempt(models[m]!);
       } catch (error) {
-        if (!(error instanceof GatewayError) || !error.retryable || signal.aborted) throw error;
-        last = error;
+        last = stopUnlessRetryable(error, signal);
       }
     }
   }
   throw last;
+}
+
+/** The error, when another call may succeed; thrown again when not. */
+function stopUnlessRetryable(error: unknown, signal: AbortSignal): GatewayError {
+  if (!(error instanceof GatewayError) || !error.retryable || signal.aborted) throw error;
+  return error;
 }
 
 /** How long to wait before retry number `n` (1, 2, …) after `error`. */

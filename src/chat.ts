@@ -6,7 +6,7 @@ import type { Json } from "./formats/read.ts";
 import { guardStream } from "./formats/sse.ts";
 import type { ChatRequest, SseEvent, StreamEvent, Usage } from "./ir.ts";
 import type { Logger } from "./log.ts";
-import type { Provider } from "./providers/provider.ts";
+import type { NativeReply, Provider } from "./providers/provider.ts";
 import type { Providers } from "./providers/registry.ts";
 import type { Route, Router } from "./providers/routes.ts";
 import { incomplete, timedOut } from "./providers/upstream-errors.ts";
@@ -36,7 +36,7 @@ export interface ChatCall {
 export type ChatOutcome = { headers: Record<string, string> } & (
   | { kind: "json"; body: unknown }
   /** The upstream's own reply, bytes untouched. */
-  | { kind: "bytes"; bytes: ArrayBuffer; contentType: string }
+  | { kind: "bytes"; bytes: ArrayBuffer | string; contentType: string }
   | { kind: "stream"; body: ReadableStream<Uint8Array>; contentType: string }
   | { kind: "events"; events: AsyncGenerator<SseEvent> }
 );
@@ -55,12 +55,15 @@ export interface ChatDeps {
  * provider (retrying what may succeed on another try) and encode in the format asked for.
  */
 export function createChat({ config, providers, router, log, attachFiles }: ChatDeps) {
+  const ms = config.upstreamTimeoutMs;
   return async function chat(call: ChatCall): Promise<ChatOutcome> {
     const { input, output } = call;
+    // The native path needs only the model and `stream`, but every route checks the whole body:
+    // a bad request gets the same 400/422 whichever upstream (or fallback) would have answered it.
     const request = input.decodeRequest(call.body);
     const requested = request.model ?? config.alpha.defaultModel;
     if (!requested) throw invalidRequest("Missing required field 'model', and no DEFAULT_ALPHA_MODEL is set.", "model: required");
-    const models = [requested, ...(config.modelFallbacks.get(requested) ?? [])];
+    const fallbacks = config.modelFallbacks.get(requested);
     const done = (usage: Usage | undefined, ok = true) => call.onDone?.({ usage, ok });
     const onBreak = (error: GatewayError) => {
       call.onBreak?.(error.message);
@@ -73,48 +76,52 @@ export function createChat({ config, providers, router, log, attachFiles }: Chat
 
     const attempt = async (model: string): Promise<ChatOutcome> => {
       route = router(model);
-      const provider = await providers(route.provider);
+      const provider = providers.loaded(route.provider) ?? (await providers(route.provider));
       if (request.fileIds.length && !filesAttached) {
         await attachFiles?.(request);
         filesAttached = true;
       }
       attempts++;
       since ??= performance.now();
-      const headers = { "x-parley-model": route.model, "x-parley-attempts": String(attempts) };
-      return { headers, ...(await answer(provider, route)) };
+      const outcome = await answer(provider, route);
+      outcome.headers = { "x-parley-model": route.model, "x-parley-attempts": String(attempts) };
+      return outcome as ChatOutcome;
     };
 
-    const answer = async (provider: Provider, route: Route) => {
-      const wait = <T>(upstreamCall: Promise<T>, abandon?: (late: T) => unknown) => firstByte(upstreamCall, config.upstreamTimeoutMs, provider.label, abandon);
+    const answer = async (provider: Provider, route: Route): Promise<Answer> => {
       // Same family with nothing to change (no alias, no files): the client's own body goes up.
       const dialect = input === output && request.fileIds.length === 0 ? input.dialect : undefined;
       const native = dialect && provider.native?.[dialect];
-      const takes = native && (provider.takesNative ? provider.takesNative(dialect, route.model) : route.model === request.model);
-      if (native && takes) {
-        const nativeCall = { body: call.raw, model: route.model, requested, stream: request.stream, signal: call.signal, headers: call.headers };
-        const reply = await wait(native(nativeCall), (late) => late.kind === "stream" && late.body.cancel());
+      if (native && (provider.takesNative ? provider.takesNative(dialect, route.model) : route.model === request.model)) {
+        const nativeCall = { body: call.raw, json: call.body, model: route.model, requested, stream: request.stream, signal: call.signal, headers: call.headers };
+        const reply = await firstByte(native(nativeCall), ms, provider.label, abandonStream);
         if (reply.kind === "json") {
           done(reply.usage);
-          return { kind: "bytes" as const, bytes: reply.bytes, contentType: reply.contentType };
+          return { kind: "bytes", bytes: reply.body, contentType: reply.contentType };
         }
         const ending = { last: output.lastEvent, names: output.endEvents, error: (e: GatewayError) => output.streamEncoder(requested, request).error(e) };
         const onEnd = call.onDone && ((tail: string) => done(output.usageIn?.(tail)));
-        return { kind: "stream" as const, body: guardStream(reply.body, ending, reply.failure, () => incomplete(provider.label), onBreak, onEnd), contentType: reply.contentType };
+        return { kind: "stream", body: guardStream(reply.body, ending, reply.failure, () => incomplete(provider.label), onBreak, onEnd), contentType: reply.contentType };
       }
       if (request.needsNative) throw invalidRequest(request.needsNative.reason, `${request.needsNative.field}: not supported on a converted route`);
       if (!request.stream) {
-        const reply = await wait(provider.complete(request, route.model, call.signal));
+        const reply = await firstByte(provider.complete(request, route.model, call.signal), ms, provider.label);
         done(reply.usage);
-        return { kind: "json" as const, body: output.encodeReply(reply, requested) };
+        return { kind: "json", body: output.encodeReply(reply, requested) };
       }
       const events = provider.stream(request, route.model, call.signal)[Symbol.asyncIterator]();
-      const first = await wait(events.next(), () => events.return?.());
+      const first = await firstByte(events.next(), ms, provider.label, () => events.return?.());
       const encoder = output.streamEncoder(requested, request);
-      return { kind: "events" as const, events: relay(first, events, encoder, provider.label, call.signal, log, onBreak, done) };
+      return { kind: "events", events: relay(first, events, encoder, provider.label, call.signal, log, onBreak, done) };
     };
 
     try {
-      return await inTurn(models, config.upstreamRetries, call.signal, attempt);
+      // Most calls succeed at once: the retry loop starts only after a failure.
+      try {
+        return await attempt(requested);
+      } catch (error) {
+        return await inTurn([requested, ...(fallbacks ?? [])], config.upstreamRetries, call.signal, attempt, error);
+      }
     } catch (error) {
       if (error instanceof GatewayError && attempts > 0) error.headers["x-parley-attempts"] = String(attempts);
       throw error;
@@ -124,6 +131,13 @@ export function createChat({ config, providers, router, log, attachFiles }: Chat
     }
   };
 }
+
+/** An outcome before `attempt` puts its headers on it. */
+type Answer = DistributiveOmit<ChatOutcome, "headers"> & { headers?: Record<string, string> };
+type DistributiveOmit<T, K extends keyof T> = T extends unknown ? Omit<T, K> : never;
+
+/** A native stream that came after its 504: nobody reads it. */
+const abandonStream = (late: NativeReply) => late.kind === "stream" && (late.body instanceof ReadableStream ? late.body.cancel() : late.body.return?.());
 
 export type Chat = ReturnType<typeof createChat>;
 
@@ -169,7 +183,8 @@ async function* relay(
  * The upstream call, or a 504 when its first byte takes longer than `ms`. Providers pass the same
  * `ms` to fetch as its idle timeout, so an abandoned call's socket is closed by Bun; `abandon`
  * releases what a late answer brings. A timer and a race, not an AbortController per call: giving
- * fetch a signal of our own cost every request measurably.
+ * fetch a signal of our own cost every request measurably. (One coarse timer sweeping a set of
+ * waiting calls was tried too: in Bun it cost more than a timer per call.)
  */
 function firstByte<T>(upstreamCall: Promise<T>, ms: number, name: string, abandon?: (late: T) => unknown): Promise<T> {
   let timer: Timer | undefined;

@@ -1,7 +1,24 @@
 const CLAUDE = "anthropic.claude-3-5-haiku-20241022-v1:0";
 const hello = [{ role: "user", content: "Say hello" }];
-/** One request per path for the profiler and the A/B runs: parley's body, and what the hop sends upstream. */
-export const PATHS: Record<string, { query?: string; body: object; upstreamPath: string; upstreamBody?: object }> = {
+const claudeInvoke = { anthropic_version: "bedrock-2023-05-31", max_tokens: 50, messages: hello };
+/** How an Anthropic client calls (`/v1/messages`): the key as x-api-key, anthropic-version. */
+const anthropicClient = { endpoint: "/v1/messages", headers: { "x-api-key": "KEY", "anthropic-version": "2023-06-01" } };
+
+/**
+ * One request per path for the profiler and the A/B runs: parley's body (to `endpoint`, default
+ * /v1/chat/completions, with `headers` instead of a bearer key; "KEY" stands for the bench's key),
+ * and what the hop sends upstream.
+ */
+export interface BenchPath {
+  endpoint?: string;
+  headers?: Record<string, string>;
+  query?: string;
+  body: object;
+  upstreamPath: string;
+  upstreamBody?: object;
+}
+
+export const PATHS: Record<string, BenchPath> = {
   json: { body: { model: "gpt-4o-mini", messages: hello, max_tokens: 50 }, upstreamPath: "/v1/chat/completions" },
   stream: { body: { model: "gpt-4o-mini", stream: true, messages: hello, max_tokens: 50 }, upstreamPath: "/v1/chat/completions" },
   bedrock: {
@@ -14,4 +31,20 @@ export const PATHS: Record<string, { query?: string; body: object; upstreamPath:
     upstreamBody: { messages: [{ role: "user", content: [{ text: "Say hello" }] }] },
   },
   mock: { body: { model: "mock", messages: hello, max_tokens: 50 }, upstreamPath: "/v1/chat/completions", upstreamBody: { model: "gpt-4o-mini", messages: hello } },
+  // Same family, lossless: an Anthropic client to Bedrock Claude, and a Responses passthrough.
+  messages: { ...anthropicClient, body: { model: CLAUDE, max_tokens: 50, messages: hello }, upstreamPath: `/model/${encodeURIComponent(CLAUDE)}/invoke`, upstreamBody: claudeInvoke },
+  "messages-stream": {
+    ...anthropicClient, body: { model: CLAUDE, max_tokens: 50, stream: true, messages: hello },
+    upstreamPath: `/model/${encodeURIComponent(CLAUDE)}/invoke-with-response-stream`, upstreamBody: claudeInvoke,
+  },
+  responses: { endpoint: "/v1/responses", body: { model: "gpt-4o-mini", input: "Say hello" }, upstreamPath: "/v1/responses" },
+  "responses-stream": { endpoint: "/v1/responses", body: { model: "gpt-4o-mini", stream: true, input: "Say hello" }, upstreamPath: "/v1/responses" },
 };
+
+/** The request parley gets on `path`, and the headers that carry `key`. */
+export function parleyRequest(path: BenchPath, key: string): { url: string; headers: Record<string, string> } {
+  const headers = path.headers
+    ? Object.fromEntries(Object.entries(path.headers).map(([name, value]) => [name, value === "KEY" ? key : value]))
+    : { authorization: `Bearer ${key}` };
+  return { url: `${path.endpoint ?? "/v1/chat/completions"}${path.query ?? ""}`, headers: { ...headers, "content-type": "application/json" } };
+}

@@ -1,5 +1,5 @@
 /**
- * `bun scripts/bench/profile.ts [--path json|stream|bedrock|anthropic|converse|mock] [--hop] [--no-smol]
+ * `bun scripts/bench/profile.ts [--path json|stream|bedrock|anthropic|converse|mock|messages|messages-stream|responses|responses-stream] [--hop] [--no-smol]
  *   [--seconds 10] [--connections 32] [--keep DIR]`
  * Runs parley from source (or, with --hop, the reference hop) under `bun --cpu-prof` while wrk loads
  * one path, then prints where the CPU went: self time per function and per module, each as % of the
@@ -12,7 +12,7 @@ import { parseArgs } from "node:util";
 import { rssMb } from "../../test/lib/proc.ts";
 import { load, wrk, type Target } from "./measure.ts";
 import { createFleet, KEY, root } from "./processes.ts";
-import { PATHS } from "./profile-paths.ts";
+import { parleyRequest, PATHS } from "./profile-paths.ts";
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
@@ -44,7 +44,7 @@ try {
     : await fleet.startParley([process.execPath, "--no-env-file", ...smol, ...prof, join(root, "src/cli.ts")], upstream.url);
   const target: Target = values.hop
     ? { name: "hop", url: `${server.url}${path.upstreamPath}`, body: JSON.stringify(path.upstreamBody ?? path.body), headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" } }
-    : { name: "parley", url: `${server.url}/v1/chat/completions${path.query ?? ""}`, body: JSON.stringify(path.body), headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" } };
+    : { name: "parley", url: `${server.url}${parleyRequest(path, KEY).url}`, body: JSON.stringify(path.body), headers: parleyRequest(path, KEY).headers };
   const warm = await load(target, server.proc.pid, Number(values.connections), 2, dir);
   const threadsBefore = threadCpu(server.proc.pid);
   const run = await load(target, server.proc.pid, Number(values.connections), Number(values.seconds), dir);

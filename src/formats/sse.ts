@@ -24,80 +24,192 @@ export interface StreamEnding {
 /** Enough of an unfinished line to read an event name from it. */
 const LINE_START = 64;
 
-/** Reads this many last chunks at the end: enough for the last event and a usage event before it. */
-const TAIL_CHUNKS = 3;
+/** The last events the end check and the usage reader get: the last one and the usage event before it, and one more. */
+const TAIL_EVENTS = 3;
+
+/** Chunks kept from a stream's end (a power of two). */
+const KEPT = 8;
+
+/** Bytes kept of the last event of a dialect that names its events: its usage is inside, at the end. */
+const LAST_EVENT_BYTES = 4 * 1024 * 1024;
+
+/** What a guarded stream reads: a body, or a provider's own reader of its upstream (no stream of our own between). */
+export type ByteSource = ReadableStream<Uint8Array> | AsyncIterator<Uint8Array, unknown>;
 
 /**
  * An upstream's stream handed on byte for byte. When it breaks, or ends without its dialect's last
  * event (a truncated reply must not pass as complete), the client gets the dialect's error event
- * and the stream ends: it never just stops. Only the last bytes are looked at, once, at the end.
+ * and the stream ends: it never just stops. Each chunk is only kept (a bounded tail, by reference);
+ * the text of the last events is decoded once, at the end.
  */
 export function guardStream(
-  body: ReadableStream<Uint8Array>,
+  body: ByteSource,
   ending: StreamEnding,
   /** What a failed read means (dropped connection, silence), and what a stream cut short means. */
   failure: (error: unknown) => Error,
   incomplete: () => GatewayError,
   onBreak: (error: GatewayError) => void,
-  /** Given the text of the last chunks of a complete stream (its usage event, if it sent one). */
+  /** Given the text of the last events of a complete stream (its usage event, if it sent one). */
   onEnd?: (tail: string) => void,
 ): ReadableStream<Uint8Array> {
-  const reader = body.getReader();
-  const recent: Uint8Array[] = [];
-  const named = ending.names && lastEventName();
-  const complete = (tail: string) => (named ? ending.names!.includes(named.name()) : tail.includes(ending.last));
+  const reader = body instanceof ReadableStream ? body.getReader() : undefined;
+  const source = body as AsyncIterator<Uint8Array, unknown>;
+  const names = ending.names;
+  const tail = names ? lastEventTail() : chunkTail();
+  const complete = (text: string) => (names ? names.includes(tail.name()) : text.includes(ending.last));
   const fail = (controller: ReadableStreamDefaultController<Uint8Array>, error: GatewayError) => {
     onBreak(error);
     // The upstream may have stopped mid-line or mid-event: a blank line first ends whatever it left
     // open, so the error is an event of its own.
-    const last = recent.at(-1);
+    const last = tail.last();
     const open = last !== undefined && !(last.at(-1) === 10 && last.at(-2) === 10);
     controller.enqueue(new TextEncoder().encode(`${open ? "\n\n" : ""}${sseText(ending.error(error))}`));
     controller.close();
   };
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
-      let next: Awaited<ReturnType<typeof reader.read>>;
+      let next: IteratorResult<Uint8Array, unknown>;
       try {
-        next = await reader.read();
+        next = reader ? ((await reader.read()) as IteratorResult<Uint8Array, unknown>) : await source.next();
       } catch (error) {
         const failed = failure(error);
         return fail(controller, failed instanceof GatewayError ? failed : incomplete());
       }
       if (!next.done) {
-        if (recent.push(next.value) > TAIL_CHUNKS) recent.shift();
-        named?.feed(next.value);
+        tail.add(next.value);
         return controller.enqueue(next.value);
       }
-      const tail = Buffer.concat(recent).toString();
-      if (!complete(tail)) return fail(controller, incomplete());
-      onEnd?.(tail);
+      const text = tail.text();
+      if (!complete(text)) return fail(controller, incomplete());
+      onEnd?.(text);
       controller.close();
     },
     // Clients often stop reading at the last event (`[DONE]`): a stream left after it was complete.
     cancel(reason) {
-      const tail = Buffer.concat(recent).toString();
-      if (complete(tail)) onEnd?.(tail);
-      return reader.cancel(reason);
+      if (onEnd) {
+        const text = tail.text();
+        if (complete(text)) onEnd(text);
+      }
+      return reader ? reader.cancel(reason) : source.return?.(reason).then(() => {});
     },
   }, { highWaterMark: 0 });
 }
+
+/**
+ * A stream's last KEPT chunks, by reference (a ring: nothing is copied or moved per chunk). Enough
+ * for its last events: a chunk is at least one upstream write, and under load often many.
+ */
+function chunkTail() {
+  const ring: Uint8Array[] = [];
+  let count = 0;
+  return {
+    add(chunk: Uint8Array) {
+      ring[count++ & (KEPT - 1)] = chunk;
+    },
+    last: () => (count ? ring[(count - 1) & (KEPT - 1)] : undefined),
+    /**
+     * The text of the last TAIL_EVENTS events (of all that is kept, if they cannot be told apart),
+     * found from the end by their blank lines, in bytes: only that much is decoded.
+     */
+    text() {
+      const parts: string[] = [];
+      const oldest = Math.max(0, count - KEPT);
+      let found = 0;
+      for (let i = count - 1; i >= oldest; i--) {
+        const chunk = ring[i & (KEPT - 1)]!;
+        // The blank line that ends the stream ends the last event: it does not count.
+        let from = chunk.length - (i === count - 1 ? 3 : 2);
+        for (let at: number; from >= 0 && (at = lastIndexOf.call(chunk, BLANK, from)) >= 0; from = at - 1) {
+          if (++found === TAIL_EVENTS) return joined(parts, utf8Slice.call(chunk, at + 2, chunk.length));
+        }
+        // A blank line split between this chunk and the one before.
+        const split = i > oldest && chunk[0] === 10 && ring[(i - 1) & (KEPT - 1)]!.at(-1) === 10 && !(i === count - 1 && chunk.length === 1);
+        if (split && ++found === TAIL_EVENTS) return joined(parts, utf8Slice.call(chunk, 1, chunk.length));
+        parts.push(utf8Slice.call(chunk, 0, chunk.length));
+      }
+      return joined(parts, "");
+    },
+    name: () => "",
+  };
+}
+
+/**
+ * For dialects that name their events: the last event's name, and its bytes from its `event:` line
+ * on, however large (the Responses API's `response.completed` repeats the whole reply, its usage at
+ * the end), up to LAST_EVENT_BYTES.
+ */
+function lastEventTail() {
+  const named = lastEventName();
+  let chunks: Uint8Array[] = [];
+  let offset = 0;
+  let size = 0;
+  return {
+    add(chunk: Uint8Array) {
+      const at = named.feed(chunk);
+      if (at === undefined) {
+        chunks.push(chunk);
+        size += chunk.length;
+        while (size - offset > LAST_EVENT_BYTES && chunks.length > 1) {
+          size -= chunks.shift()!.length;
+          offset = 0;
+        }
+      } else if (at >= 0) {
+        [chunks, offset, size] = [[chunk], at, chunk.length];
+      } else {
+        // The `event:` line began `-at` bytes before this chunk, in the ones kept before it.
+        let need = -at;
+        let first = chunks.length;
+        while (need > 0 && first > 0) need -= chunks[--first]!.length;
+        chunks = chunks.slice(first);
+        offset = Math.max(0, -need);
+        chunks.push(chunk);
+        size = chunks.reduce((sum, c) => sum + c.length, 0);
+      }
+    },
+    last: () => chunks.at(-1),
+    text: () => `\n${chunks.map((chunk, i) => utf8Slice.call(chunk, i === 0 ? offset : 0, chunk.length)).join("")}`,
+    name: named.name,
+  };
+}
+
 /**
  * The name on the last complete `event:` line, read chunk by chunk. An unfinished line is carried
  * into the next chunk (its first bytes are enough); JSON data holds no raw newline, so a line that
- * starts with `event:` is an event's name, never text inside one.
+ * starts with `event:` is an event's name, never text inside one. `feed` tells where in the chunk
+ * the last `event:` line it saw begins (negative: that many bytes before the chunk), if it saw one.
  */
 function lastEventName() {
   let carry = "\n";
   let name = "";
   return {
-    feed(chunk: Uint8Array) {
-      const text = carry + Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString("latin1");
+    feed(chunk: Uint8Array): number | undefined {
+      const before = carry.length;
+      const text = carry + latin1Slice.call(chunk, 0, chunk.length);
       const end = text.lastIndexOf("\n");
       const at = end > 0 ? text.lastIndexOf("\nevent:", end - 1) : -1;
       if (at >= 0) name = text.slice(at + 7, text.indexOf("\n", at + 1)).trim();
+      // An event line still unfinished at the chunk's end begins an event too: its bytes are kept.
+      const rest = text.length - end;
+      const open = rest > 1 && (rest >= 7 ? text.startsWith("\nevent:", end) : "\nevent:".startsWith(text.slice(end)));
+      const start = open ? end : at;
       carry = text.slice(end, end + LINE_START);
+      return start >= 0 ? start + 1 - before : undefined;
     },
     name: () => name,
   };
 }
+
+function joined(newestFirst: string[], oldest: string): string {
+  let text = oldest;
+  for (let i = newestFirst.length - 1; i >= 0; i--) text += newestFirst[i];
+  return text;
+}
+
+/**
+ * Buffer's byte search and decoders, called on plain Uint8Arrays: a Buffer view of a chunk
+ * (`Buffer.from(chunk.buffer, …)`) or a `subarray` of it first gives the chunk an ArrayBuffer
+ * object, which cost ~300 ns a chunk.
+ */
+const { lastIndexOf } = Buffer.prototype;
+const { utf8Slice, latin1Slice } = Buffer.prototype as unknown as Record<"utf8Slice" | "latin1Slice", (this: Uint8Array, start: number, end: number) => string>;
+const BLANK = Buffer.from("\n\n");

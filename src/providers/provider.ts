@@ -1,4 +1,6 @@
 import type { ProviderName } from "../config.ts";
+import type { Json } from "../formats/read.ts";
+import type { ByteSource } from "../formats/sse.ts";
 import type { ChatReply, ChatRequest, StreamEvent, Usage } from "../ir.ts";
 
 /** A client dialect a provider may take in its own wire format, with no conversion. */
@@ -7,6 +9,8 @@ export type Dialect = "openai-chat" | "openai-responses" | "anthropic-messages";
 /** A same-family call: the client's body goes up as sent (or with the few edits the upstream needs). */
 export interface NativeCall {
   body: string;
+  /** The same body, parsed (the caller has it already): a provider that edits it need not parse it again. */
+  json?: Json;
   model: string;
   /** The id the client asked for: a native reply that names its model names this one. */
   requested: string;
@@ -18,12 +22,16 @@ export interface NativeCall {
 
 /**
  * A native answer: the upstream's reply, already in the client's dialect. A JSON reply is read
- * whole and shape-checked by the provider; a stream's bytes are handed on as they come.
+ * whole (as text: the cheapest read) and shape-checked by the provider; a stream's bytes are
+ * handed on as they come.
  */
 export type NativeReply =
-  | { kind: "json"; bytes: ArrayBuffer; contentType: string; usage?: Usage }
-  /** `failure` tells what an error reading the body means (a dropped connection, silence). */
-  | { kind: "stream"; body: ReadableStream<Uint8Array>; contentType: string; failure: (error: unknown) => Error };
+  | { kind: "json"; body: string | ArrayBuffer; contentType: string; usage?: Usage }
+  /**
+   * `body`: the upstream's body, or the provider's own reader of it (no stream of its own between);
+   * `failure` tells what an error reading it means (a dropped connection, silence).
+   */
+  | { kind: "stream"; body: ByteSource; contentType: string; failure: (error: unknown) => Error };
 
 /** A provider turns the internal request into its wire call, and the answer back into IR. */
 export interface Provider {

@@ -27,12 +27,19 @@ export function createProviders(config: Config) {
     beta: () => import("./bedrock/provider.ts").then((m) => m.createBedrockProvider(config)),
     mock: () => import("./mock/provider.ts").then((m) => m.createMockProvider()),
   };
-  return function provider(name: ProviderName): Promise<Provider> {
+  const ready = new Map<ProviderName, Provider>();
+  const provider = (name: ProviderName): Promise<Provider> => {
     if (!configured[name]) throw unavailable(MISSING[name]);
     let instance = built.get(name);
-    if (!instance) built.set(name, (instance = load[name]()));
+    if (!instance) {
+      built.set(name, (instance = load[name]()));
+      instance.then((p) => ready.set(name, p), () => {});
+    }
     return instance;
   };
+  /** The provider when it is built already: a request need not wait a turn for it. */
+  provider.loaded = (name: ProviderName): Provider | undefined => ready.get(name);
+  return provider;
 }
 
 export type Providers = ReturnType<typeof createProviders>;

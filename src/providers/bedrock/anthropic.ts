@@ -135,6 +135,21 @@ export function decodeReply(body: unknown, up: Upstream, request?: ChatRequest):
   };
 }
 
+/**
+ * A message passed through to an Anthropic client: the checks of `decodeReply` (the same replies
+ * are refused with a 503), without building the IR. Returns the token counts.
+ */
+export function checkMessage(body: unknown, up: Upstream): Usage | undefined {
+  const bad = (what: string) => badShape(up, what, JSON.stringify(body));
+  if (!isObject(body) || !Array.isArray(body.content)) throw bad("no content list in the message");
+  for (const block of body.content) {
+    if (!isObject(block)) throw bad("a content block that is not an object");
+    if (block.type === "text" && typeof block.text !== "string") throw bad("a text block without text");
+    if (block.type === "tool_use" && (typeof block.id !== "string" || typeof block.name !== "string" || !block.name)) throw bad("a tool_use block without an id or a name");
+  }
+  return isObject(body.usage) ? decodeUsage(body.usage) : undefined;
+}
+
 /** Anthropic's `input_tokens` leaves out cached tokens; the IR counts them in. */
 export function decodeUsage(usage: Json): Usage {
   const read = numberOr(usage.cache_read_input_tokens) ?? 0;

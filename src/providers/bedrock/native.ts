@@ -3,10 +3,11 @@ import { GatewayError } from "../../errors.ts";
 import { isObject, numberOr } from "../../formats/read.ts";
 import { foundationModel } from "../anthropic-models.ts";
 import type { NativeCall, NativeReply } from "../provider.ts";
-import { badShape, fetchError, fetchFailed, parseUpstreamJson } from "../upstream-errors.ts";
-import { decodeReply } from "./anthropic.ts";
+import { badShape, fetchError, fetchFailed, parseUpstreamJson, type Upstream } from "../upstream-errors.ts";
+import { checkMessage } from "./anthropic.ts";
 import { bedrockBetas } from "./betas.ts";
-import type { BedrockTransport } from "./transport.ts";
+import { latin1Slice, type Span } from "./frames.ts";
+import { eventDecoder, parsePayload, type BedrockTransport } from "./transport.ts";
 
 /**
  * Anthropic Messages to Claude on Bedrock, same family: the client's body goes up with only the
@@ -16,14 +17,17 @@ import type { BedrockTransport } from "./transport.ts";
 const BEDROCK_ANTHROPIC_VERSION = "bedrock-2023-05-31";
 const encoder = new TextEncoder();
 
-/** The client's body for InvokeModel: model and stream out (the path says them), version and betas in. */
-export function invokeBody(raw: string, model: string, call: Pick<NativeCall, "headers">, override: string[] | undefined, extra: Record<string, unknown> = {}): string {
-  const { model: _model, stream: _stream, ...rest } = JSON.parse(raw) as Record<string, unknown>;
+/**
+ * The client's body for InvokeModel: model and stream out (the path says them), version and betas
+ * in. From the body the caller parsed already, when it has it.
+ */
+export function invokeBody(call: Pick<NativeCall, "body" | "json" | "headers">, model: string, override: string[] | undefined, extra: Record<string, unknown> = {}): string {
+  const { model: _model, stream: _stream, ...rest } = call.json ?? (JSON.parse(call.body) as Record<string, unknown>);
   const betas = bedrockBetas(model, call.headers?.get("anthropic-beta"), override);
   return JSON.stringify({ anthropic_version: BEDROCK_ANTHROPIC_VERSION, ...(betas.length ? { anthropic_beta: betas } : {}), ...extra, ...rest });
 }
 
-export function createAnthropicNative(config: Config, { up, post, events }: BedrockTransport) {
+export function createAnthropicNative(config: Config, { up, post }: BedrockTransport) {
   const override = config.beta.anthropicBetas;
   /** A 4xx about the request keeps Bedrock's own words: clients (Claude Code) act on them. */
   const verbatim = (error: unknown): unknown => {
@@ -34,18 +38,17 @@ export function createAnthropicNative(config: Config, { up, post, events }: Bedr
 
   async function messages(call: NativeCall): Promise<NativeReply> {
     const { model, requested, stream, signal } = call;
-    const body = invokeBody(call.body, model, call, override);
+    const body = invokeBody(call, model, override);
     try {
       if (!stream) {
         const response = await post(model, "invoke", body, signal);
-        const reply = parseUpstreamJson(up, await response.text().catch((error) => fetchFailed(up, error, true)));
-        const { usage } = decodeReply(reply, up);
-        // The reply names the model the client asked for; everything else is Bedrock's.
-        const bytes = encoder.encode(JSON.stringify({ ...(reply as object), model: requested })).buffer as ArrayBuffer;
-        return { kind: "json", bytes, contentType: "application/json", ...(usage ? { usage } : {}) };
+        const text = await response.text().catch((error) => fetchFailed(up, error, true));
+        const reply = parseUpstreamJson(up, text);
+        const usage = checkMessage(reply, up);
+        return { kind: "json", body: renamedReply(text, reply as Record<string, unknown>, requested), contentType: "application/json", ...(usage ? { usage } : {}) };
       }
       const response = await post(model, "invoke-with-response-stream", body, signal);
-      return { kind: "stream", body: relay(events(response), requested), contentType: "text/event-stream", failure: (error) => verbatim(fetchError(up, error, true)) as Error };
+      return { kind: "stream", body: relay(up, response.body!, requested), contentType: "text/event-stream", failure: (error) => verbatim(fetchError(up, error, true)) as Error };
     } catch (error) {
       throw verbatim(error);
     }
@@ -54,9 +57,9 @@ export function createAnthropicNative(config: Config, { up, post, events }: Bedr
   /** Bedrock's CountTokens, on the foundation model (it takes no inference profile). */
   async function countTokens(call: NativeCall): Promise<number> {
     const modelId = foundationModel(call.model);
-    const raw = JSON.parse(call.body) as Record<string, unknown>;
+    const raw = call.json ?? (JSON.parse(call.body) as Record<string, unknown>);
     // InvokeModel's body needs max_tokens; a count does not depend on it.
-    const body = invokeBody(call.body, modelId, call, override, raw.max_tokens === undefined ? { max_tokens: 1 } : {});
+    const body = invokeBody({ ...call, json: raw }, modelId, override, raw.max_tokens === undefined ? { max_tokens: 1 } : {});
     const response = await post(modelId, "count-tokens", JSON.stringify({ input: { invokeModel: { body } } }), call.signal).catch((error) => {
       throw verbatim(error);
     });
@@ -69,33 +72,103 @@ export function createAnthropicNative(config: Config, { up, post, events }: Bedr
   return { messages, countTokens };
 }
 
-const TYPE = /^\{\s*"type"\s*:\s*"([a-z_]+)"/;
+/**
+ * The reply names the model the client asked for; everything else is Bedrock's, byte for byte.
+ * Bedrock writes `"model":"…"` among the first keys: that text is replaced in place, and the whole
+ * reply is written anew only when the key is not found where it can only be the top level's.
+ */
+function renamedReply(text: string, reply: Record<string, unknown>, requested: string): string {
+  const at = text.indexOf('"model":');
+  const before = at > 0 ? text.slice(0, at) : "";
+  const value = JSON.stringify(reply.model);
+  // Before it only the opening brace and flat keys: no nested object or list.
+  if (at > 0 && typeof reply.model === "string" && before.lastIndexOf("{") === 0 && !before.includes("[") && text.startsWith(value, at + 8)) {
+    return `${before}"model":${JSON.stringify(requested)}${text.slice(at + 8 + value.length)}`;
+  }
+  return JSON.stringify({ ...reply, model: requested });
+}
 
 /**
- * Each chunk's JSON, as Bedrock sent it, as one server-sent event. The `event:` line and the data
- * go out as two writes so the stream guard, which looks at the last two writes, sees `message_stop`.
+ * The stream's events as server-sent events, each chunk's JSON as Bedrock sent it. Read straight
+ * from the response body (the stream guard reads this, with no stream between): the frames a chunk
+ * completes go out together, as one write. Only each event's first bytes are read, for its name.
  */
-function relay(source: AsyncGenerator<{ type: string; body: Record<string, unknown> }>, requested: string): ReadableStream<Uint8Array> {
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
+function relay(up: Upstream, body: ReadableStream<Uint8Array>, requested: string): AsyncIterator<Uint8Array, unknown> {
+  const reader = body.getReader();
+  const decode = eventDecoder(up);
+  // A frame that fails after good ones in the same chunk: they go out first, the error on the next read.
+  let failed: { error: unknown } | undefined;
+  return {
+    async next() {
+      if (failed) throw failed.error;
       for (;;) {
-        const next = await source.next();
-        if (next.done) return controller.close();
-        const { type, body } = next.value;
-        if (type !== "chunk" || typeof body.bytes !== "string") continue;
-        let data = Buffer.from(body.bytes, "base64").toString();
-        const name = TYPE.exec(data)?.[1] ?? eventType(data);
-        if (name === "message_start") data = renamed(data, requested);
-        controller.enqueue(encoder.encode(`event: ${name}\n`));
-        controller.enqueue(encoder.encode(`data: ${data}\n\n`));
-        return;
+        const read = await reader.read();
+        if (read.done) {
+          decode.end();
+          return { done: true, value: undefined };
+        }
+        const parts: Uint8Array[] = [];
+        try {
+          for (const frame of decode.frames(read.value)) {
+            const { type, payload } = decode.event(frame);
+            const data = type === "chunk" ? chunkBytes(up, payload) : undefined;
+            if (data) parts.push(...sseEvent(data, requested));
+          }
+        } catch (error) {
+          if (!parts.length) throw error;
+          failed = { error };
+        }
+        if (parts.length) return { done: false, value: parts.length === 1 ? parts[0]! : Buffer.concat(parts) };
       }
     },
-    cancel: async () => {
-      await source.return(undefined);
+    async return(reason?: unknown) {
+      await reader.cancel(reason);
+      return { done: true, value: undefined };
     },
-  }, { highWaterMark: 0 });
+  };
 }
+
+/** A chunk's payload is `{"bytes":"<base64 of the model's event>", …}`: the decoded event. */
+function chunkBytes(up: Upstream, payload: Span): Buffer | undefined {
+  const { bytes, start: from, end: to } = payload;
+  const start = indexOf.call(bytes, BYTES_KEY, from);
+  const end = start < 0 || start >= to ? -1 : indexOf.call(bytes, QUOTE, start + BYTES_KEY.length);
+  if (end >= 0 && end < to) return Buffer.from(latin1Slice.call(bytes, start + BYTES_KEY.length, end), "base64");
+  const parsed = parsePayload(up, payload);
+  return typeof parsed.bytes === "string" ? Buffer.from(parsed.bytes, "base64") : undefined;
+}
+
+const { indexOf } = Buffer.prototype;
+const BYTES_KEY = Buffer.from('"bytes":"');
+const QUOTE = 34;
+
+const TYPE = /^\{\s*"type"\s*:\s*"([a-z_]+)"/;
+
+/** `event: <its type>` and the event's own JSON as the data line; message_start names the model asked for. */
+function sseEvent(data: Buffer, requested: string): Uint8Array[] {
+  const head = latin1Slice.call(data, 0, Math.min(data.length, 64));
+  let name = TYPE.exec(head)?.[1];
+  if (name === undefined || name === "message_start") {
+    const text = utf8.decode(data);
+    name ??= eventType(text);
+    if (name === "message_start") return [encoder.encode(`event: ${name}\ndata: ${renamed(text, requested)}\n\n`)];
+  }
+  return [prefixOf(name), data, BLANK_LINE];
+}
+
+const prefixes = new Map<string, Uint8Array>();
+/** `event: <name>\ndata: ` as bytes, made once per name (names are `[a-z_]+`, a few dozen at most). */
+function prefixOf(name: string): Uint8Array {
+  let prefix = prefixes.get(name);
+  if (!prefix) {
+    prefix = encoder.encode(`event: ${name}\ndata: `);
+    if (prefixes.size < 256) prefixes.set(name, prefix);
+  }
+  return prefix;
+}
+
+const BLANK_LINE = encoder.encode("\n\n");
+const utf8 = new TextDecoder();
 
 function eventType(data: string): string {
   try {

@@ -1,10 +1,9 @@
-import { EventStreamCodec } from "@smithy/core/event-streams";
 import type { Config } from "../../config.ts";
 import type { GatewayError } from "../../errors.ts";
 import { isObject } from "../../formats/read.ts";
 import { badShape, fetchFailed, fromUpstreamStatus, parseUpstreamJson, readUpstreamJson, type Upstream } from "../upstream-errors.ts";
 import { bedrockAuth, CREDENTIALS } from "./auth.ts";
-import { frames } from "./frames.ts";
+import { decodeFrame, frameSplitter, utf8Slice, type Span } from "./frames.ts";
 
 export type Action = "invoke" | "invoke-with-response-stream" | "converse" | "converse-stream" | "count-tokens";
 
@@ -46,29 +45,54 @@ export function bedrockEndpoint({ region, endpointUrl }: Pick<Config["beta"], "r
 
 export type BedrockTransport = ReturnType<typeof createBedrockTransport>;
 
-const codec = new EventStreamCodec((bytes) => new TextDecoder().decode(bytes), (text) => new TextEncoder().encode(text));
-const utf8 = new TextDecoder();
-
 /** The frames of a Bedrock event stream, decoded and checksummed; an exception frame throws. */
 async function* events(up: Upstream, response: Response): AsyncGenerator<BedrockEvent> {
+  const decode = eventDecoder(up);
   try {
-    for await (const frame of frames(up, response.body as unknown as AsyncIterable<Uint8Array>)) {
-      const { headers, body } = decodeFrame(up, frame);
-      const kind = headers[":message-type"]?.value;
-      const payload = parseUpstreamJson(up, utf8.decode(body));
-      if (!isObject(payload)) throw badShape(up, "an event whose payload is not an object", utf8.decode(body));
-      if (kind === "event") yield { type: String(headers[":event-type"]?.value), body: payload };
-      else if (kind === "exception") throw awsError(up, String(headers[":exception-type"]?.value), undefined, String(payload.message ?? "The model stream failed."));
-      else throw awsError(up, String(headers[":error-code"]?.value), undefined, String(headers[":error-message"]?.value ?? "The model stream failed."));
+    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+      for (const frame of decode.frames(chunk)) {
+        const { type, payload } = decode.event(frame);
+        yield { type, body: parsePayload(up, payload) };
+      }
     }
+    decode.end();
   } catch (error) {
     fetchFailed(up, error, true);
   }
 }
 
-function decodeFrame(up: Upstream, frame: Uint8Array) {
+/** An event's JSON payload, which must be an object. */
+export function parsePayload(up: Upstream, payload: Span): Record<string, unknown> {
+  const text = utf8Slice.call(payload.bytes, payload.start, payload.end);
+  const body = parseUpstreamJson(up, text);
+  if (!isObject(body)) throw badShape(up, "an event whose payload is not an object", text);
+  return body;
+}
+
+/**
+ * Bedrock's event stream read as its chunks come: `frames` gives the frames a chunk completed,
+ * `event` each one's type and payload as bytes (a caller that hands the payload on need not parse
+ * it). An exception or error frame throws the error it names.
+ */
+export function eventDecoder(up: Upstream) {
+  const split = frameSplitter(up);
+  return {
+    frames: split.push,
+    event(frame: Span): { type: string; payload: Span } {
+      const { headers, payload: body } = decodeCheckedFrame(up, frame);
+      const kind = headers.get(":message-type");
+      if (kind === "event") return { type: String(headers.get(":event-type")), payload: body };
+      const payload = parsePayload(up, body);
+      if (kind === "exception") throw awsError(up, String(headers.get(":exception-type")), undefined, String(payload.message ?? "The model stream failed."));
+      throw awsError(up, String(headers.get(":error-code")), undefined, headers.get(":error-message") ?? "The model stream failed.");
+    },
+    end: split.end,
+  };
+}
+
+function decodeCheckedFrame(up: Upstream, frame: Span) {
   try {
-    return codec.decode(frame);
+    return decodeFrame(frame);
   } catch (error) {
     throw badShape(up, `a broken event-stream frame (${error instanceof Error ? error.message : String(error)})`);
   }

@@ -5,7 +5,7 @@ import { GatewayError } from "../../errors.ts";
 import type { NativeCall, NativeReply, Provider } from "../provider.ts";
 import { fetchError, fetchFailed, fromUpstreamStatus, parseUpstreamJson, type Upstream } from "../upstream-errors.ts";
 import { checkResponse } from "./responses-wire.ts";
-import { decodeReply, encodeRequest, streamDecoder } from "./wire.ts";
+import { checkCompletion, decodeReply, encodeRequest, streamDecoder } from "./wire.ts";
 
 /**
  * OpenAI, or any server that speaks its API (Ollama, vLLM, LM Studio) via ALPHA_BASE_URL.
@@ -24,15 +24,14 @@ export function createOpenAIProvider(config: Config): Provider {
     if (!response.ok) throw fromUpstreamStatus(up, response.status, await upstreamMessage(response), response.headers.get("retry-after"));
     return response;
   };
-  const readBody = (response: Response) => response.arrayBuffer().catch((error) => fetchFailed(up, error, true));
-  /** The client's body as sent; the reply's bytes as the upstream wrote them, a JSON one checked first. */
-  const passthrough = (url: string, check: (body: unknown) => Usage | undefined) => async ({ body, stream, signal }: NativeCall): Promise<NativeReply> => {
+  const readBody = (response: Response) => response.text().catch((error) => fetchFailed(up, error, true));
+  /** The client's body as sent; the reply as the upstream wrote it, a JSON one checked first. */
+  const passthrough = (url: string, check: (body: unknown, up: Upstream) => Usage | undefined) => async ({ body, stream, signal }: NativeCall): Promise<NativeReply> => {
     const response = await post(body, signal, url);
     const contentType = response.headers.get("content-type") ?? (stream ? "text/event-stream" : "application/json");
     if (stream && contentType.includes("text/event-stream")) return { kind: "stream", body: response.body!, contentType, failure: (error) => fetchError(up, error, true) };
-    const bytes = await readBody(response);
-    const usage = check(parseUpstreamJson(up, utf8.decode(bytes)));
-    return { kind: "json", bytes, contentType, usage };
+    const text = await readBody(response);
+    return { kind: "json", body: text, contentType, usage: check(parseUpstreamJson(up, text), up) };
   };
 
   return {
@@ -41,7 +40,7 @@ export function createOpenAIProvider(config: Config): Provider {
 
     async complete(request, model, signal) {
       const response = await post(JSON.stringify(encodeRequest({ ...request, stream: false }, model)), signal);
-      return decodeReply(parseUpstreamJson(up, utf8.decode(await readBody(response))), up);
+      return decodeReply(parseUpstreamJson(up, await readBody(response)), up);
     },
 
     async *stream(request, model, signal) {
@@ -67,8 +66,8 @@ export function createOpenAIProvider(config: Config): Provider {
     },
 
     native: {
-      "openai-chat": passthrough(urls.chat, (body) => decodeReply(body, up).usage),
-      "openai-responses": passthrough(urls.responses, (body) => checkResponse(body, up)),
+      "openai-chat": passthrough(urls.chat, checkCompletion),
+      "openai-responses": passthrough(urls.responses, checkResponse),
     },
   };
 }
@@ -91,5 +90,3 @@ async function upstreamMessage(response: Response): Promise<string> {
     return text.slice(0, 500);
   }
 }
-
-const utf8 = new TextDecoder();

@@ -103,6 +103,32 @@ export function decodeReply(body: unknown, up: Upstream): ChatReply {
   return { id: typeof body.id === "string" ? body.id : undefined, content, finish: fromFinishReason(stringOr(choice.finish_reason)), usage: decodeUsage(body.usage) };
 }
 
+/**
+ * A completion passed through: the checks of `decodeReply` (the same replies are refused with a
+ * 503), without building the IR the passthrough does not need. Returns the token counts.
+ */
+export function checkCompletion(body: unknown, up: Upstream): Usage | undefined {
+  const bad = (what: string) => badShape(up, what, JSON.stringify(body));
+  if (!isObject(body) || !Array.isArray(body.choices) || !isObject(body.choices[0])) throw bad("no choices in the completion");
+  const choice = body.choices[0];
+  const message = choice.message;
+  if (message === undefined || message === null) {
+    if (typeof choice.finish_reason !== "string") throw bad("choices[0] has no message and no finish_reason");
+    return decodeUsage(body.usage);
+  }
+  if (!isObject(message)) throw bad("choices[0].message is not an object");
+  if (textOf(message.content) === undefined) throw bad("message.content is neither text nor null");
+  const calls = message.tool_calls;
+  if (calls !== undefined && calls !== null) {
+    if (!Array.isArray(calls)) throw bad("message.tool_calls is not a list");
+    for (const call of calls) {
+      const fn = isObject(call) && isObject(call.function) ? call.function : undefined;
+      if (!fn || typeof fn.name !== "string" || !fn.name) throw bad("a tool call without a name");
+    }
+  }
+  return decodeUsage(body.usage);
+}
+
 /** One stream chunk -> IR events; a chunk of the wrong shape is the upstream failing. */
 export function streamDecoder(up: Upstream): StreamDecoder<unknown> {
   let started = false;
