@@ -42,6 +42,8 @@ const bodies = {
   invoke: JSON.stringify({ anthropic_version: "bedrock-2023-05-31", max_tokens: 50, messages: [{ role: "user", content: [{ type: "text", text: "Say hello" }] }] }),
   converse: JSON.stringify({ messages: [{ role: "user", content: [{ text: "Say hello" }] }], inferenceConfig: { maxTokens: 50 } }),
   messages: JSON.stringify({ model: CLAUDE, max_tokens: 50, messages: hello }),
+  messagesStream: JSON.stringify({ model: CLAUDE, max_tokens: 50, stream: true, messages: hello }),
+  responsesStream: JSON.stringify({ model: "gpt-4o-mini", input: "Say hello", max_output_tokens: 50, stream: true }),
   responses: JSON.stringify({ model: "gpt-4o-mini", input: "Say hello", max_output_tokens: 50 }),
 };
 
@@ -99,6 +101,15 @@ try {
     {
       label: "Responses passthrough, POST /v1/responses", kind: "passthrough", pending: true,
       parley: at(parley.url, "/v1/responses", bodies.responses, "responses"), upstreamPath: "/v1/responses", upstreamBody: bodies.responses,
+    },
+    {
+      label: "Anthropic client -> Bedrock Claude, POST /v1/messages, stream", kind: "conversion",
+      parley: at(parley.url, "/v1/messages", bodies.messagesStream, "messages-stream", anthropicAuth),
+      upstreamPath: `/model/${encodeURIComponent(CLAUDE)}/invoke-with-response-stream`, upstreamBody: bodies.invoke,
+    },
+    {
+      label: "Responses passthrough, POST /v1/responses, stream", kind: "passthrough",
+      parley: at(parley.url, "/v1/responses", bodies.responsesStream, "responses-stream"), upstreamPath: "/v1/responses", upstreamBody: bodies.responsesStream,
     },
   ];
   if (withPeer) {
