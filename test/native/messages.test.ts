@@ -96,6 +96,16 @@ describe("Anthropic client to Bedrock Claude: lossless", () => {
     expect(events.at(-1)!.data.error.type).toBe("api_error");
   });
 
+  test("an event that is not one of Anthropic's never reaches the client: the stream ends with an error event", async () => {
+    const events = anthropicEvents();
+    events.splice(2, 0, "not an event", { no: "type" });
+    gateway.bedrock.next({ kind: "stream", events });
+    const response = await messages({ model: "claude-haiku-4-5", max_tokens: 64, stream: true, messages: [{ role: "user", content: "hi" }] });
+    const received = await readSse(response);
+    expect(received.map((event) => event.event)).toEqual(["message_start", "content_block_start", "error"]);
+    expect(received.at(-1)!.data.error.type).toBe("api_error");
+  });
+
   test("BETA_ANTHROPIC_BETAS replaces the built-in list; MODEL_ALIASES wins over Anthropic's names", async () => {
     const own = await startGateway({ BETA_ANTHROPIC_BETAS: "claude-code-20250219", MODEL_ALIASES: "claude-opus-4-1=eu.anthropic.claude-opus-4-1-20250805-v1:0" });
     try {

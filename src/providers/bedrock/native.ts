@@ -112,7 +112,7 @@ function relay(up: Upstream, body: ReadableStream<Uint8Array>, requested: string
           for (const frame of decode.frames(read.value)) {
             const { type, payload } = decode.event(frame);
             const data = type === "chunk" ? chunkBytes(up, payload) : undefined;
-            if (data) parts.push(...sseEvent(data, requested));
+            if (data) parts.push(...sseEvent(up, data, requested));
           }
         } catch (error) {
           if (!parts.length) throw error;
@@ -142,18 +142,24 @@ const { indexOf } = Buffer.prototype;
 const BYTES_KEY = Buffer.from('"bytes":"');
 const QUOTE = 34;
 
-const TYPE = /^\{\s*"type"\s*:\s*"([a-z_]+)"/;
-
-/** `event: <its type>` and the event's own JSON as the data line; message_start names the model asked for. */
-function sseEvent(data: Buffer, requested: string): Uint8Array[] {
-  const head = latin1Slice.call(data, 0, Math.min(data.length, 64));
-  let name = TYPE.exec(head)?.[1];
-  if (name === undefined || name === "message_start") {
-    const text = utf8.decode(data);
-    name ??= eventType(text);
-    if (name === "message_start") return [encoder.encode(`event: ${name}\ndata: ${renamed(text, requested)}\n\n`)];
+/**
+ * `event: <its type>` and the event's own bytes as the data line; message_start names the model
+ * asked for. Each event is parsed once to check it: an upstream's garbage never reaches a client
+ * as an event, it ends the stream with an error event.
+ */
+function sseEvent(up: Upstream, data: Buffer, requested: string): Uint8Array[] {
+  const text = utf8.decode(data);
+  let event: unknown;
+  try {
+    event = JSON.parse(text);
+  } catch {
+    throw badShape(up, "a stream event that is not JSON", text.slice(0, 500));
   }
-  return [prefixOf(name), data, BLANK_LINE];
+  if (!isObject(event) || typeof event.type !== "string" || !/^[a-z_]+$/.test(event.type)) throw badShape(up, "a stream event without a type", text.slice(0, 500));
+  if (event.type === "message_start" && isObject(event.message)) {
+    return [encoder.encode(`event: message_start\ndata: ${JSON.stringify({ ...event, message: { ...event.message, model: requested } })}\n\n`)];
+  }
+  return [prefixOf(event.type), data, BLANK_LINE];
 }
 
 const prefixes = new Map<string, Uint8Array>();
@@ -169,20 +175,3 @@ function prefixOf(name: string): Uint8Array {
 
 const BLANK_LINE = encoder.encode("\n\n");
 const utf8 = new TextDecoder();
-
-function eventType(data: string): string {
-  try {
-    const event = JSON.parse(data);
-    if (isObject(event) && typeof event.type === "string" && /^[a-z_]+$/.test(event.type)) return event.type;
-  } catch {}
-  return "unknown";
-}
-
-/** message_start names the model the client asked for. */
-function renamed(data: string, requested: string): string {
-  try {
-    const event = JSON.parse(data);
-    if (isObject(event) && isObject(event.message)) return JSON.stringify({ ...event, message: { ...event.message, model: requested } });
-  } catch {}
-  return data;
-}
