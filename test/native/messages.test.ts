@@ -98,7 +98,7 @@ describe("Anthropic client to Bedrock Claude: lossless", () => {
 
   test("an event that is not one of Anthropic's never reaches the client: the stream ends with an error event", async () => {
     const events = anthropicEvents();
-    events.splice(2, 0, "not an event", { no: "type" });
+    events.splice(2, 0, { no: "type" }, { type: 42 });
     gateway.bedrock.next({ kind: "stream", events });
     const response = await messages({ model: "claude-haiku-4-5", max_tokens: 64, stream: true, messages: [{ role: "user", content: "hi" }] });
     const received = await readSse(response);
