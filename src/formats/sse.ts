@@ -81,8 +81,9 @@ export function guardStream(
       }
       const text = tail.text();
       if (!complete(text)) return fail(controller, incomplete());
-      onEnd?.(text);
+      // The client has its last bytes before the usage is counted.
       controller.close();
+      onEnd?.(text);
     },
     // Clients often stop reading at the last event (`[DONE]`): a stream left after it was complete.
     cancel(reason) {
