@@ -192,9 +192,10 @@ try {
       on: at(accounted.url, "/v1/chat/completions", body, "usage-on"),
       off: at(unaccounted.url, "/v1/chat/completions", body, "usage-off"),
     };
-    const lat = await latency(Object.values(targets), plan.rounds, plan.perRound);
+    // A cost of a few % between two processes: twice the samples of a path's run, or noise decides.
+    const lat = await latency(Object.values(targets), plan.rounds * 2, plan.perRound);
     const runs = { on: [] as Load[], off: [] as Load[] };
-    for (let i = 0; i < plan.slices * 2; i++) {
+    for (let i = 0; i < plan.slices * 4; i++) {
       for (const who of i % 2 ? (["off", "on"] as const) : (["on", "off"] as const)) {
         runs[who].push(await load(targets[who], (who === "on" ? accounted : unaccounted).proc.pid, 32, plan.slice, dir));
       }

@@ -6,6 +6,7 @@
  * what a change buys in CPU per request and req/s, on a shared machine. `DIR@no-smol` runs that
  * checkout without `--smol` (as `--no-smol` does for all); `DIR@KEY=VALUE` adds to its environment
  * (`../main@USAGE=off@METRICS=off`), so one checkout can be compared with a feature on and off.
+ * `floor` adds scripts/bench/floor.ts, the least the contract asks of a proxy (path json only).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -37,6 +38,11 @@ try {
     { name: "hop", pid: hop.proc.pid, target: { name: "hop", url: `${hop.url}${path.upstreamPath}`, body: JSON.stringify(path.upstreamBody ?? path.body), headers } },
   ];
   for (const checkout of positionals) {
+    if (checkout === "floor") {
+      const floor = await fleet.startHelper("floor", "scripts/bench/floor.ts", { UPSTREAM: upstream.url, KEY }, [process.execPath, ...(values["no-smol"] ? [] : ["--smol"])]);
+      variants.push({ name: "floor", pid: floor.proc.pid, target: { name: "floor", url: `${floor.url}${path.upstreamPath}`, body: JSON.stringify(path.body), headers } });
+      continue;
+    }
     const [where, ...flags] = checkout.split("@");
     const smol = !values["no-smol"] && !flags.includes("no-smol");
     const env = Object.fromEntries(flags.filter((flag) => flag.includes("=")).map((flag) => [flag.slice(0, flag.indexOf("=")), flag.slice(flag.indexOf("=") + 1)]));

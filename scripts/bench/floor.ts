@@ -1,0 +1,43 @@
+/**
+ * The floor: the least a proxy must do to answer the passthrough JSON path as the contract asks,
+ * written as one function, for `ab.ts floor` to set beside the hop and parley. Over the reference hop
+ * it adds the key check (SHA-256, a constant-time compare), the body parsed for its model, the
+ * client's abort signal and a first-byte timer on the upstream call, the reply read and parsed for
+ * its usage, and a request id and parley's headers on the answer. No routing, fallbacks, usage
+ * records, metrics or log line: what is left between it and parley is parley's own structure.
+ */
+import { timingSafeEqual } from "node:crypto";
+
+const upstream = process.env.UPSTREAM!;
+const KEY = Bun.SHA256.hash(process.env.KEY ?? "sk-bench-key") as Uint8Array;
+const FIRST_BYTE_MS = 600_000;
+
+const server = Bun.serve({
+  hostname: "127.0.0.1",
+  port: Number(process.env.PORT ?? 0),
+  idleTimeout: 0,
+  async fetch(request) {
+    const key = /^Bearer\s+(.+)$/i.exec(request.headers.get("authorization") ?? "")?.[1];
+    if (!key || !timingSafeEqual(Bun.SHA256.hash(key) as Uint8Array, KEY)) return new Response(null, { status: 401 });
+    const body = await request.text();
+    const model = (JSON.parse(body) as { model?: string }).model ?? "";
+    const url = request.url;
+    const call = fetch(`${upstream}${url.slice(url.indexOf("/", 8))}`, {
+      method: "POST", body, signal: request.signal, timeout: FIRST_BYTE_MS,
+      headers: { "content-type": "application/json", authorization: "Bearer sk-upstream" },
+    });
+    const response = await new Promise<Response>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error("first byte too late")), FIRST_BYTE_MS);
+      call.then((r) => (clearTimeout(timer), resolve(r)), (e) => (clearTimeout(timer), reject(e)));
+    });
+    const text = await response.text();
+    const usage = (JSON.parse(text) as { usage?: { prompt_tokens?: number } }).usage;
+    void usage?.prompt_tokens;
+    return new Response(text, {
+      headers: { "content-type": "application/json", "x-request-id": crypto.randomUUID(), "x-parley-model": model, "x-parley-attempts": "1" },
+    });
+  },
+});
+// Exit normally on a signal, as the hop does.
+process.on("SIGINT", () => process.exit(0));
+console.log(`listening ${server.port}`);

@@ -1,0 +1,55 @@
+/**
+ * `bun scripts/bench/lat.ts [--path json,messages] [--rounds 7] [DIR[@KEY=VALUE]...]`: added latency at concurrency
+ * 1 only, for the given paths, of the hop and of each parley checkout (default: this one), each
+ * request in turn as `bun run bench` measures it. Quick to rerun while changing the critical path.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { latency, type Target } from "./measure.ts";
+import { createFleet, KEY, root } from "./processes.ts";
+import { parleyRequest, PATHS } from "./profile-paths.ts";
+
+const { values, positionals } = parseArgs({
+  args: Bun.argv.slice(2),
+  allowPositionals: true,
+  options: { path: { type: "string", default: "json" }, rounds: { type: "string", default: "7" }, "per-round": { type: "string", default: "300" } },
+});
+const dir = mkdtempSync(join(tmpdir(), "parley-lat-"));
+const fleet = createFleet(dir);
+const headers = { authorization: `Bearer ${KEY}`, "content-type": "application/json" };
+try {
+  const upstream = await fleet.startHelper("upstream", "scripts/bench/upstream.ts");
+  const hop = await fleet.startHelper("hop", "scripts/bench/hop.ts", { UPSTREAM: upstream.url });
+  const checkouts = positionals.length ? positionals : [root];
+  const servers = [];
+  for (const checkout of checkouts) {
+    // `DIR@KEY=VALUE` adds to that server's environment, as in ab.ts.
+    const [where, ...flags] = checkout.split("@");
+    const env = Object.fromEntries(flags.map((flag) => [flag.slice(0, flag.indexOf("=")), flag.slice(flag.indexOf("=") + 1)]));
+    servers.push({ name: checkout, ...(await fleet.startParley([process.execPath, "--no-env-file", "--smol", join(resolve(where!), "src/cli.ts")], upstream.url, env)) });
+  }
+  for (const name of values.path!.split(",")) {
+    const path = PATHS[name];
+    if (!path) throw new Error(`--path is one of ${Object.keys(PATHS).join(", ")}`);
+    const upstreamBody = JSON.stringify(path.upstreamBody ?? path.body);
+    const request = parleyRequest(path, KEY);
+    const targets: Target[] = [
+      { name: "direct", url: `${upstream.url}${path.upstreamPath}`, body: upstreamBody, headers },
+      { name: "hop", url: `${hop.url}${path.upstreamPath}`, body: upstreamBody, headers },
+      ...servers.map((s) => ({ name: s.name, url: `${s.url}${request.url}`, body: JSON.stringify(path.body), headers: request.headers })),
+    ];
+    const result = await latency(targets, Number(values.rounds), Number(values["per-round"]));
+    const direct = result.direct!.p50;
+    const hopAdded = (result.hop!.p50 - direct) * 1000;
+    console.log(`path ${name}: direct p50 ${(direct * 1000).toFixed(0)} µs`);
+    for (const t of targets.slice(1)) {
+      const added = (result[t.name]!.p50 - direct) * 1000;
+      console.log(`  ${t.name.padEnd(24)} added p50 ${added.toFixed(0).padStart(4)} µs (${(added / hopAdded).toFixed(2)}x)  p99 ${(result[t.name]!.p99 * 1000).toFixed(0)} µs (${(result[t.name]!.p99 / result.hop!.p99).toFixed(2)}x)`);
+    }
+  }
+} finally {
+  fleet.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
