@@ -33,7 +33,8 @@ const COLUMNS = [
 const WIDTH = COLUMNS.length;
 const ROWS_PER_INSERT = 64;
 const FLUSH_EVERY_MS = 1000;
-const FLUSH_AT = 512;
+/** Full batches that make a queue worth writing at once (512 records). */
+const FLUSH_AT_BATCHES = 8;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 export function createUsageTable(db: Database): void {
@@ -46,8 +47,8 @@ export function createUsageTable(db: Database): void {
 
 /**
  * Usage records go into a queue and reach SQLite in one transaction a second (or soon after 512
- * are queued, or when the app stops), so a request never waits for a write. Records older than the retention
- * are deleted at the first write and then once a day.
+ * are queued, or when the app stops), so a request never waits for a write. Records older than
+ * the retention are deleted at the first write and then once a day.
  *
  * The queue holds each record's column values, ROWS_PER_INSERT records to a batch, ready to be
  * bound as one statement's parameters: binding many rows at once, from arrays built as the records
@@ -56,7 +57,6 @@ export function createUsageTable(db: Database): void {
 export function createRecorder(database: () => Database, retentionDays: number, log: Logger) {
   let batches: unknown[][] = [];
   let open: unknown[] = [];
-  let queued = 0;
   let timer: Timer | undefined;
   let insert: ((full: unknown[][], rest: unknown[]) => void) | undefined;
   let prunedAt = 0;
@@ -81,16 +81,16 @@ export function createRecorder(database: () => Database, retentionDays: number, 
   function flush(): void {
     if (timer) clearTimeout(timer);
     timer = undefined;
-    if (queued === 0) return;
-    const [full, rest, count] = [batches, open, queued];
-    [batches, open, queued] = [[], [], 0];
+    if (batches.length === 0 && open.length === 0) return;
+    const [full, rest] = [batches, open];
+    [batches, open] = [[], []];
     try {
       const db = database();
       (insert ??= prepare(db))(full, rest);
       const now = Date.now();
       if (now - prunedAt >= DAY_MS) prune(db, now);
     } catch (error) {
-      log.error(`usage records lost (${count}):`, error);
+      log.error(`usage records lost (${full.length * ROWS_PER_INSERT + rest.length / WIDTH}):`, error);
     }
   }
 
@@ -100,9 +100,9 @@ export function createRecorder(database: () => Database, retentionDays: number, 
       if (open.length === ROWS_PER_INSERT * WIDTH) {
         batches.push(open);
         open = [];
+        // A full queue is written once the request that filled it has its answer.
+        if (batches.length === FLUSH_AT_BATCHES) setImmediate(flush);
       }
-      // A full queue is written once the request that filled it has its answer.
-      if (++queued === FLUSH_AT) setImmediate(flush);
       if (!timer) {
         timer = setTimeout(flush, FLUSH_EVERY_MS);
         timer.unref();
