@@ -9,6 +9,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { EventStreamCodec } from "@smithy/core/event-streams";
 
 const { values, positionals } = parseArgs({ args: Bun.argv.slice(2), allowPositionals: true, options: { path: { type: "string", default: "json" }, n: { type: "string", default: "200000" } } });
 const root = resolve(positionals[0] ?? join(import.meta.dir, "../.."));
@@ -26,8 +27,22 @@ const sse = ["", ...Array.from({ length: 50 }, (_, i) => `tok${i} `)].map((conte
   + `data: ${JSON.stringify({ id: "c", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\ndata: ${JSON.stringify({ id: "c", choices: [], usage: { prompt_tokens: 12, completion_tokens: 50 } })}\n\ndata: [DONE]\n\n`;
 const anthropic = JSON.stringify({ id: "msg_bench", type: "message", role: "assistant", model: "claude", content: [{ type: "text", text: "Hello" }], stop_reason: "end_turn", stop_sequence: null, usage: { input_tokens: 12, output_tokens: 7 } });
 const sseBytes = new TextEncoder().encode(sse);
+const codec = new EventStreamCodec((b) => new TextDecoder().decode(b), (t) => new TextEncoder().encode(t));
+const frame = (event: object) => codec.encode({
+  headers: { ":event-type": { type: "string", value: "chunk" }, ":content-type": { type: "string", value: "application/json" }, ":message-type": { type: "string", value: "event" } },
+  body: new TextEncoder().encode(JSON.stringify({ bytes: Buffer.from(JSON.stringify(event)).toString("base64") })),
+});
+const bedrockStream = Buffer.concat([
+  frame({ type: "message_start", message: { id: "msg_bench", type: "message", role: "assistant", content: [], usage: { input_tokens: 12, output_tokens: 1 } } }),
+  frame({ type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }),
+  ...Array.from({ length: 50 }, (_, i) => frame({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: `tok${i} ` } })),
+  frame({ type: "content_block_stop", index: 0 }),
+  frame({ type: "message_delta", delta: { stop_reason: "end_turn" }, usage: { output_tokens: 50 } }),
+  frame({ type: "message_stop" }),
+]);
 globalThis.fetch = (async (url: string, init: RequestInit) => {
   if (typeof init.body === "string") void init.body.length;
+  if (url.endsWith("/invoke-with-response-stream")) return new Response(bedrockStream, { headers: { "content-type": "application/vnd.amazon.eventstream" } });
   if (url.endsWith("/invoke")) return new Response(anthropic, { headers: { "content-type": "application/json" } });
   if (url.endsWith("/chat/completions") && typeof init.body === "string" && init.body.includes('"stream":true')) return new Response(sseBytes, { headers: { "content-type": "text/event-stream" } });
   return new Response(completion, { headers: { "content-type": "application/json" } });
@@ -60,6 +75,7 @@ const requests: Record<string, () => Request> = {
   json: post("/v1/chat/completions", { authorization: `Bearer ${KEY}` }, { model: "gpt-4o-mini", messages: hello, max_tokens: 50 }),
   stream: post("/v1/chat/completions", { authorization: `Bearer ${KEY}` }, { model: "gpt-4o-mini", stream: true, messages: hello, max_tokens: 50 }),
   messages: post("/v1/messages", { "x-api-key": KEY, "anthropic-version": "2023-06-01" }, { model: CLAUDE, max_tokens: 50, messages: hello }),
+  "messages-stream": post("/v1/messages", { "x-api-key": KEY, "anthropic-version": "2023-06-01" }, { model: CLAUDE, max_tokens: 50, stream: true, messages: hello }),
 };
 const make = requests[values.path!]!;
 const n = Number(values.n);

@@ -15,7 +15,7 @@ type Json = Record<string, any>;
 export type BedrockScript =
   | { kind: "json"; body: Json }
   /** For invoke streams each event is a chunk's JSON; for Converse, `{ eventName: payload }`. */
-  | { kind: "stream"; events: Json[]; gapMs?: number; exceptionAfter?: number; exception?: string; corruptAfter?: number; breakAfter?: number }
+  | { kind: "stream"; events: Json[]; gapMs?: number; exceptionAfter?: number; exception?: string; corruptAfter?: number; breakAfter?: number; rawChunk?: { at: number; payload: Json } }
   /** Any body at all, as given (`null`, a wrong shape). */
   | { kind: "raw"; body: string }
   | { kind: "error"; status: number; type: string; message: string }
@@ -185,6 +185,7 @@ export async function startFakeBedrock() {
       const [name, payload] = Object.entries(e)[0]!;
       return eventFrame(name, payload);
     });
+    if (script.rawChunk) frames.splice(script.rawChunk.at, 0, eventFrame("chunk", script.rawChunk.payload));
     if (script.exceptionAfter !== undefined) frames.splice(script.exceptionAfter, frames.length, exceptionFrame(script.exception ?? "modelStreamErrorException", "The model stream failed."));
     if (script.corruptAfter !== undefined) {
       const frame = frames[script.corruptAfter]!.slice();

@@ -106,6 +106,28 @@ describe("Anthropic client to Bedrock Claude: lossless", () => {
     expect(received.at(-1)!.data.error.type).toBe("api_error");
   });
 
+  test("text beyond ASCII (accents, CJK, emoji) is relayed as Bedrock encoded it", async () => {
+    const events = anthropicEvents(["naïve ", "日本語 ", "😀 done"]);
+    gateway.bedrock.next({ kind: "stream", events });
+    const response = await messages({ model: "claude-haiku-4-5", max_tokens: 64, stream: true, messages: [{ role: "user", content: "hi" }] });
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    const deltas = events.filter((e) => e.type === "content_block_delta").map((e) => `event: content_block_delta\ndata: ${JSON.stringify(e)}\n\n`);
+    for (const delta of deltas) expect(Buffer.from(bytes).includes(Buffer.from(delta))).toBe(true);
+    const received = await readSse(new Response(bytes));
+    expect(received.filter((e) => e.event === "content_block_delta").map((e) => e.data.delta.text).join("")).toBe("naïve 日本語 😀 done");
+  });
+
+  test.each([
+    ["bytes that are not base64", { bytes: "%%% not base64 %%%" }],
+    ["no bytes at all", { p: "abc" }],
+  ])("a chunk with %s ends the stream with an error event", async (_, payload) => {
+    gateway.bedrock.next({ kind: "stream", events: anthropicEvents(), rawChunk: { at: 2, payload } });
+    const response = await messages({ model: "claude-haiku-4-5", max_tokens: 64, stream: true, messages: [{ role: "user", content: "hi" }] });
+    const received = await readSse(response);
+    expect(received.map((event) => event.event)).toEqual(["message_start", "content_block_start", "error"]);
+    expect(received.at(-1)!.data.error.type).toBe("api_error");
+  });
+
   test("BETA_ANTHROPIC_BETAS replaces the built-in list; MODEL_ALIASES wins over Anthropic's names", async () => {
     const own = await startGateway({ BETA_ANTHROPIC_BETAS: "claude-code-20250219", MODEL_ALIASES: "claude-opus-4-1=eu.anthropic.claude-opus-4-1-20250805-v1:0" });
     try {

@@ -91,7 +91,7 @@ function renamedReply(text: string, reply: Record<string, unknown>, requested: s
 /**
  * The stream's events as server-sent events, each chunk's JSON as Bedrock sent it. Read straight
  * from the response body (the stream guard reads this, with no stream between): the frames a chunk
- * completes go out together, as one write. Only each event's first bytes are read, for its name.
+ * completes go out together, as one write.
  */
 function relay(up: Upstream, body: ReadableStream<Uint8Array>, requested: string): AsyncIterator<Uint8Array, unknown> {
   const reader = body.getReader();
@@ -107,18 +107,17 @@ function relay(up: Upstream, body: ReadableStream<Uint8Array>, requested: string
           decode.end();
           return { done: true, value: undefined };
         }
-        const parts: Uint8Array[] = [];
+        let text = "";
         try {
           for (const frame of decode.frames(read.value)) {
             const { type, payload } = decode.event(frame);
-            const data = type === "chunk" ? chunkBytes(up, payload) : undefined;
-            if (data) parts.push(...sseEvent(up, data, requested));
+            if (type === "chunk") text += sseEvent(up, chunkText(up, payload), requested);
           }
         } catch (error) {
-          if (!parts.length) throw error;
+          if (!text) throw error;
           failed = { error };
         }
-        if (parts.length) return { done: false, value: parts.length === 1 ? parts[0]! : Buffer.concat(parts) };
+        if (text) return { done: false, value: encoder.encode(text) };
       }
     },
     async return(reason?: unknown) {
@@ -128,27 +127,42 @@ function relay(up: Upstream, body: ReadableStream<Uint8Array>, requested: string
   };
 }
 
-/** A chunk's payload is `{"bytes":"<base64 of the model's event>", …}`: the decoded event. */
-function chunkBytes(up: Upstream, payload: Span): Buffer | undefined {
+/** A chunk's payload is `{"bytes":"<base64 of the model's event>", …}`: the event's text. */
+function chunkText(up: Upstream, payload: Span): string {
   const { bytes, start: from, end: to } = payload;
   const start = indexOf.call(bytes, BYTES_KEY, from);
   const end = start < 0 || start >= to ? -1 : indexOf.call(bytes, QUOTE, start + BYTES_KEY.length);
-  if (end >= 0 && end < to) return Buffer.from(latin1Slice.call(bytes, start + BYTES_KEY.length, end), "base64");
+  if (end >= 0 && end < to) return fromBase64(up, latin1Slice.call(bytes, start + BYTES_KEY.length, end));
   const parsed = parsePayload(up, payload);
-  return typeof parsed.bytes === "string" ? Buffer.from(parsed.bytes, "base64") : undefined;
+  if (typeof parsed.bytes !== "string") throw badShape(up, "a chunk without bytes", JSON.stringify(parsed).slice(0, 500));
+  return fromBase64(up, parsed.bytes);
 }
 
+/**
+ * Base64 to text: `atob` gives each byte as a character, which is the text itself when it is all
+ * ASCII (a model's events mostly are); otherwise its bytes are read as UTF-8.
+ */
+function fromBase64(up: Upstream, base64: string): string {
+  let binary: string;
+  try {
+    binary = atob(base64);
+  } catch {
+    throw badShape(up, "a chunk whose bytes are not base64", base64.slice(0, 500));
+  }
+  return NOT_ASCII.test(binary) ? Buffer.from(binary, "latin1").toString("utf8") : binary;
+}
+
+const NOT_ASCII = /[^\x00-\x7f]/;
 const { indexOf } = Buffer.prototype;
 const BYTES_KEY = Buffer.from('"bytes":"');
 const QUOTE = 34;
 
 /**
- * `event: <its type>` and the event's own bytes as the data line; message_start names the model
+ * `event: <its type>` and the event's own text as the data line; message_start names the model
  * asked for. Each event is parsed once to check it: an upstream's garbage never reaches a client
  * as an event, it ends the stream with an error event.
  */
-function sseEvent(up: Upstream, data: Buffer, requested: string): Uint8Array[] {
-  const text = utf8.decode(data);
+function sseEvent(up: Upstream, text: string, requested: string): string {
   let event: unknown;
   try {
     event = JSON.parse(text);
@@ -157,21 +171,7 @@ function sseEvent(up: Upstream, data: Buffer, requested: string): Uint8Array[] {
   }
   if (!isObject(event) || typeof event.type !== "string" || !/^[a-z_]+$/.test(event.type)) throw badShape(up, "a stream event without a type", text.slice(0, 500));
   if (event.type === "message_start" && isObject(event.message)) {
-    return [encoder.encode(`event: message_start\ndata: ${JSON.stringify({ ...event, message: { ...event.message, model: requested } })}\n\n`)];
+    return `event: message_start\ndata: ${JSON.stringify({ ...event, message: { ...event.message, model: requested } })}\n\n`;
   }
-  return [prefixOf(event.type), data, BLANK_LINE];
+  return `event: ${event.type}\ndata: ${text}\n\n`;
 }
-
-const prefixes = new Map<string, Uint8Array>();
-/** `event: <name>\ndata: ` as bytes, made once per name (names are `[a-z_]+`, a few dozen at most). */
-function prefixOf(name: string): Uint8Array {
-  let prefix = prefixes.get(name);
-  if (!prefix) {
-    prefix = encoder.encode(`event: ${name}\ndata: `);
-    if (prefixes.size < 256) prefixes.set(name, prefix);
-  }
-  return prefix;
-}
-
-const BLANK_LINE = encoder.encode("\n\n");
-const utf8 = new TextDecoder();

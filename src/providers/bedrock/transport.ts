@@ -80,11 +80,11 @@ export function eventDecoder(up: Upstream) {
     frames: split.push,
     event(frame: Span): { type: string; payload: Span } {
       const { headers, payload: body } = decodeCheckedFrame(up, frame);
-      const kind = headers.get(":message-type");
-      if (kind === "event") return { type: String(headers.get(":event-type")), payload: body };
+      const kind = headers[":message-type"];
+      if (kind === "event") return { type: String(headers[":event-type"]), payload: body };
       const payload = parsePayload(up, body);
-      if (kind === "exception") throw awsError(up, String(headers.get(":exception-type")), undefined, String(payload.message ?? "The model stream failed."));
-      throw awsError(up, String(headers.get(":error-code")), undefined, headers.get(":error-message") ?? "The model stream failed.");
+      if (kind === "exception") throw awsError(up, String(headers[":exception-type"]), undefined, String(payload.message ?? "The model stream failed."));
+      throw awsError(up, String(headers[":error-code"]), undefined, headers[":error-message"] ?? "The model stream failed.");
     },
     end: split.end,
   };
