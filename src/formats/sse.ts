@@ -57,27 +57,36 @@ export function guardStream(
   const names = ending.names;
   const tail = names ? lastEventTail() : chunkTail();
   const complete = (text: string) => (names ? names.includes(tail.name()) : text.includes(ending.last));
-  const fail = (controller: ReadableStreamDefaultController<Uint8Array>, error: GatewayError) => {
+  let gone = false;
+  const fail = (controller: ReadableStreamDirectController, error: GatewayError) => {
     onBreak(error);
     // The upstream may have stopped mid-line or mid-event: a blank line first ends whatever it left
     // open, so the error is an event of its own.
     const last = tail.last();
     const open = last !== undefined && !(last.at(-1) === 10 && last.at(-2) === 10);
-    controller.enqueue(new TextEncoder().encode(`${open ? "\n\n" : ""}${sseText(ending.error(error))}`));
+    controller.write(`${open ? "\n\n" : ""}${sseText(ending.error(error))}`);
     controller.close();
   };
+  // A direct stream: each chunk is written straight to the client's socket from this one loop,
+  // with no queue between (a pull per chunk cost ~9 µs more on a 54-chunk stream under load).
   return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      let next: IteratorResult<Uint8Array, unknown>;
-      try {
-        next = reader ? ((await reader.read()) as IteratorResult<Uint8Array, unknown>) : await source.next();
-      } catch (error) {
-        const failed = failure(error);
-        return fail(controller, failed instanceof GatewayError ? failed : incomplete());
-      }
-      if (!next.done) {
+    type: "direct",
+    async pull(controller: ReadableStreamDirectController) {
+      for (;;) {
+        let next: IteratorResult<Uint8Array, unknown>;
+        try {
+          next = reader ? ((await reader.read()) as IteratorResult<Uint8Array, unknown>) : await source.next();
+        } catch (error) {
+          if (gone) return;
+          const failed = failure(error);
+          return fail(controller, failed instanceof GatewayError ? failed : incomplete());
+        }
+        if (gone) return;
+        if (next.done) break;
         tail.add(next.value);
-        return controller.enqueue(next.value);
+        const written = controller.write(next.value);
+        // A promise: the client's socket is full; the upstream is read no faster than the client reads.
+        if (typeof written !== "number") await written;
       }
       const text = tail.text();
       if (!complete(text)) return fail(controller, incomplete());
@@ -86,14 +95,15 @@ export function guardStream(
       onEnd?.(text);
     },
     // Clients often stop reading at the last event (`[DONE]`): a stream left after it was complete.
-    cancel(reason) {
+    cancel(reason?: unknown) {
+      gone = true;
       if (onEnd) {
         const text = tail.text();
         if (complete(text)) onEnd(text);
       }
       return reader ? reader.cancel(reason) : source.return?.(reason).then(() => {});
     },
-  }, { highWaterMark: 0 });
+  } as unknown as UnderlyingDefaultSource<Uint8Array>);
 }
 
 /**
