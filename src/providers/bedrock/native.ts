@@ -159,19 +159,29 @@ const QUOTE = 34;
 
 /**
  * `event: <its type>` and the event's own text as the data line; message_start names the model
- * asked for. Each event is parsed once to check it: an upstream's garbage never reaches a client
- * as an event, it ends the stream with an error event.
+ * asked for. Anthropic writes every event as `{"type":"<name>",…}`: such an event is relayed as
+ * it came, its name read from its first bytes, as a passed-through OpenAI stream's events are
+ * (parsing each cost more than the rest of the relay). Any other text is parsed to check it: an
+ * upstream's garbage never reaches a client as an event, it ends the stream with an error event.
  */
 function sseEvent(up: Upstream, text: string, requested: string): string {
+  const name = text.startsWith(TYPE_KEY) ? text.slice(TYPE_KEY.length, text.indexOf('"', TYPE_KEY.length)) : "";
+  const next = text.charCodeAt(TYPE_KEY.length + name.length + 1);
+  if (name !== "message_start" && NAME.test(name) && (next === COMMA || next === BRACE) && text.endsWith("}")) return `event: ${name}\ndata: ${text}\n\n`;
   let event: unknown;
   try {
     event = JSON.parse(text);
   } catch {
     throw badShape(up, "a stream event that is not JSON", text.slice(0, 500));
   }
-  if (!isObject(event) || typeof event.type !== "string" || !/^[a-z_]+$/.test(event.type)) throw badShape(up, "a stream event without a type", text.slice(0, 500));
+  if (!isObject(event) || typeof event.type !== "string" || !NAME.test(event.type)) throw badShape(up, "a stream event without a type", text.slice(0, 500));
   if (event.type === "message_start" && isObject(event.message)) {
     return `event: message_start\ndata: ${JSON.stringify({ ...event, message: { ...event.message, model: requested } })}\n\n`;
   }
   return `event: ${event.type}\ndata: ${text}\n\n`;
 }
+
+const TYPE_KEY = '{"type":"';
+const NAME = /^[a-z_]+$/;
+const COMMA = 44;
+const BRACE = 125;
