@@ -24,16 +24,26 @@ export function reply(outcome: ChatOutcome, headers: Record<string, string>): Re
   }
 }
 
-/** Our own events as server-sent events, one at a time as the client reads; leaving ends them. */
+/**
+ * Our own events as server-sent events, written to the client as they come (a direct stream, as
+ * the stream guard's), waiting only while the client's socket is full; leaving ends them.
+ */
 function eventStream(events: AsyncGenerator<SseEvent>): ReadableStream<string> {
+  let gone = false;
   return new ReadableStream<string>({
-    async pull(controller) {
-      const next = await events.next();
-      if (next.done) return controller.close();
-      controller.enqueue(sseText([next.value]));
+    type: "direct",
+    async pull(controller: ReadableStreamDirectController) {
+      for (;;) {
+        const next = await events.next();
+        if (gone) return;
+        if (next.done) return controller.close();
+        const written = controller.write(sseText([next.value]));
+        if (typeof written !== "number") await written;
+      }
     },
     async cancel() {
+      gone = true;
       await events.return(undefined);
     },
-  }, { highWaterMark: 0 });
+  } as unknown as UnderlyingDefaultSource<string>);
 }
