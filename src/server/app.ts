@@ -87,7 +87,7 @@ export function createApp({ config, log, accessLog }: AppOptions) {
     .use(rootRoutes())
     .use(filesRoutes(config, files, guard))
     .use(usageRoutes(usage, guard))
-    .use(usage.metrics ? metricsRoutes(usage.metrics, guard) : new Elysia({ name: "parley/metrics-off" }));
+    .use(usage.metrics ? metricsRoutes(usage.metrics, guard, usage.settle) : new Elysia({ name: "parley/metrics-off" }));
   routes.push(...app.routes.filter((route) => route.method !== "OPTIONS"));
   let elysia: ((request: Request) => Response | Promise<Response>) | undefined;
   return {

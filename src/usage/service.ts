@@ -16,6 +16,14 @@ export interface UsageService {
   /** Absent when no key has a budget. */
   budgets?: Budgets;
   database: () => Database;
+  /**
+   * Runs `task` once the answer in hand has been written, with the tasks of every request answered
+   * meanwhile: counting a completion adds nothing to its latency. A timer, not setImmediate: Bun
+   * runs immediates before it writes the answers of the turn to their sockets.
+   */
+  later(task: () => void): void;
+  /** Runs what `later` holds now: before a read of the records or metrics, and at the end. */
+  settle(): void;
   /** Writes what is queued: when the app stops. */
   close(): Promise<void>;
 }
@@ -27,13 +35,25 @@ export function createUsageService(config: Config, database: () => Database, red
   const budgets = hasBudgets
     ? createBudgets(redis ? new RedisBudgetStore(redis) : sqliteBudgetStore(database), config.rateLimitOnRedisError)
     : undefined;
+  let tasks: (() => void)[] = [];
+  const runTasks = () => {
+    const due = tasks;
+    tasks = [];
+    for (const task of due) task();
+  };
   return {
     prices: loadPrices(config.configDir),
     ...(recorder ? { recorder } : {}),
     ...(config.metrics ? { metrics: createMetrics() } : {}),
     ...(budgets ? { budgets } : {}),
     database,
+    later(task) {
+      if (tasks.length === 0) setTimeout(runTasks, 0);
+      tasks.push(task);
+    },
+    settle: runTasks,
     async close() {
+      runTasks();
       recorder?.flush();
       await budgets?.flush().catch((error) => log.warn("budget counts not saved:", error));
     },

@@ -27,8 +27,9 @@ export const COST_HEADER = "x-parley-cost-usd";
  *   const usage = trackUsage(service, context, "/v1/messages");
  *   const outcome = await chat({ ...call, ...usage.hooks }).then(usage.answered, usage.failed);
  *
- * The record is written once the completion is over: a JSON reply at once (with its cost in
- * `x-parley-cost-usd`), a stream when it ends. chat() calls `onDone` before `observe` for JSON and
+ * The record is made once the completion is over: a JSON reply at once (with its cost in
+ * `x-parley-cost-usd`), a stream when it ends; its metrics and its row are counted after the
+ * answer has been written (`later`). chat() calls `onDone` before `observe` for JSON and
  * after for a stream, so whichever of `onDone` and `answered` comes last finishes the record.
  */
 export function trackUsage(service: UsageService | undefined, { log, request, principal }: TrackContext, endpoint: string) {
@@ -66,14 +67,18 @@ export function trackUsage(service: UsageService | undefined, { log, request, pr
     const cost = tokens ? costOf(service.prices(model ?? "") ?? service.prices(observed?.model ?? ""), tokens) : null;
     if (answer && !stream && cost !== null) answer.headers[COST_HEADER] = String(Math.round(cost * 1e10) / 1e10);
     if (tokens && principal.budget) service.budgets?.spend(principal.label, principal.budget, tokens.input + tokens.output + tokens.cacheRead + tokens.cacheWrite, cost);
-    metrics(status, provider ?? "-", model ?? "-", tokens, cost, stream);
-    if (!observed || !service.recorder) return;
-    service.recorder.add({
-      time, endpoint, key_label: principal.label, model_requested: observed.model, model, provider,
-      input_tokens: tokens?.input ?? null, output_tokens: tokens?.output ?? null,
-      cache_read_tokens: tokens ? tokens.cacheRead : null, cache_write_tokens: tokens ? tokens.cacheWrite : null,
-      cost_usd: cost, status, outcome, latency_ms: Math.round(performance.now() - start),
-      ttft_ms: stream ? Math.round(observed.at - start) : null, attempts: observed.attempts, tag: tagOf(request),
+    if (!service.metrics && !service.recorder) return;
+    const latency = Math.round(performance.now() - start);
+    service.later(() => {
+      metrics(status, provider ?? "-", model ?? "-", tokens, cost, stream);
+      if (!observed || !service.recorder) return;
+      service.recorder.add({
+        time, endpoint, key_label: principal.label, model_requested: observed.model, model, provider,
+        input_tokens: tokens?.input ?? null, output_tokens: tokens?.output ?? null,
+        cache_read_tokens: tokens ? tokens.cacheRead : null, cache_write_tokens: tokens ? tokens.cacheWrite : null,
+        cost_usd: cost, status, outcome, latency_ms: latency,
+        ttft_ms: stream ? Math.round(observed.at - start) : null, attempts: observed.attempts, tag: tagOf(request),
+      });
     });
   }
 

@@ -7,13 +7,15 @@ import { auth, type Guard } from "../auth.ts";
  * its own `API_KEYS` entry). Not "open on loopback": behind a reverse proxy on the same machine
  * every request arrives from loopback, so that would open it to the world.
  */
-export function metricsRoutes(metrics: Metrics, guard: Guard) {
+export function metricsRoutes(metrics: Metrics, guard: Guard, settle: () => void) {
   return new Elysia({ name: "parley/metrics" })
     .use(auth(guard))
     .get(
       "/metrics",
       ({ set }) => {
         set.headers["content-type"] = "text/plain; version=0.0.4; charset=utf-8";
+        // Completions answered but not yet counted (they are counted after their answer is written).
+        settle();
         return metrics.render();
       },
       { scope: "metrics", detail: { summary: "Prometheus metrics", tags: ["usage"] } },

@@ -15,6 +15,7 @@ export function usageRoutes(service: UsageService, guard: Guard) {
         if (since === undefined) throw validationError("since", SINCE_HELP);
         const by = query.by ?? "model";
         if (!isGrouping(by)) throw validationError("by", `one of ${GROUPINGS.join(", ")}`);
+        service.settle();
         service.recorder?.flush();
         return summarize(service.database(), since, by);
       },
