@@ -195,12 +195,15 @@ try {
     // A cost of a few % between two processes: twice the samples of a path's run, or noise decides.
     const lat = await latency(Object.values(targets), plan.rounds * 2, plan.perRound);
     const runs = { on: [] as Load[], off: [] as Load[] };
-    for (let i = 0; i < plan.slices * 4; i++) {
+    for (let i = 0; i < plan.slices * 6; i++) {
       for (const who of i % 2 ? (["off", "on"] as const) : (["on", "off"] as const)) {
         runs[who].push(await load(targets[who], (who === "on" ? accounted : unaccounted).proc.pid, 32, plan.slice, dir));
       }
     }
-    usageResults[name] = { latency: lat, on: total(runs.on), off: total(runs.off) };
+    // Each slice of one beside the slice of the other taken next to it: the machine's drift over the
+    // run cancels out of their ratio, which a ratio of the totals keeps.
+    const paired = runs.on.map((on, i) => on.requests / on.seconds / (runs.off[i]!.requests / runs.off[i]!.seconds));
+    usageResults[name] = { latency: lat, on: total(runs.on), off: total(runs.off), rps_ratio_median: median(paired) };
   }
 
   say("streams: time to first token and chunks ...");

@@ -68,15 +68,15 @@ export function report(results: Record<string, any>, targets: Targets, tool: str
     out();
     out(`RSS of the --smol server that served every path above: idle ${results.rss_mb.idle.toFixed(1)} MB${verdict(results.rss_mb.idle / 60, 1).replace(/\(.*\)/, "(< 60 MB)")}, peak under load ${results.rss_mb.under_load.toFixed(1)} MB${verdict(results.rss_mb.under_load / 100, 1).replace(/\(.*\)/, "(< 100 MB)")}.`);
   }
-  const usage = results.usage as Record<string, { latency: Latency; on: Total; off: Total }> | undefined;
+  const usage = results.usage as Record<string, { latency: Latency; on: Total; off: Total; rps_ratio_median?: number }> | undefined;
   if (usage) {
     out();
-    out("| passthrough alpha -> OpenAI, usage records and metrics (two fresh servers, interleaved, c=32) | added p50 at c=1, µs: on / off | req/s: on / off | CPU µs/request: on / off |");
+    out("| passthrough alpha -> OpenAI, usage records and metrics (two fresh servers, interleaved, c=32) | added p50 at c=1, µs: on / off | req/s: on / off (median of the paired slices' ratios) | CPU µs/request: on / off |");
     out("|---|---|---|---|");
     for (const [name, run] of Object.entries(usage)) {
       const added = (who: string) => run.latency[who]!.p50 - run.latency.direct!.p50;
       const latencyCost = added("usage-on") / added("usage-off") - 1;
-      const rpsCost = 1 - run.on.rps / run.off.rps;
+      const rpsCost = 1 - (run.rps_ratio_median ?? run.on.rps / run.off.rps);
       const pct = (x: number) => `${x >= 0 ? "+" : ""}${(x * 100).toFixed(1)} %`;
       const within = (x: number) => (x <= 0.05 ? " ok" : " **MISS**");
       out(`| ${name} | ${us(added("usage-on"))} / ${us(added("usage-off"))} (${pct(latencyCost)}${within(latencyCost)}) | ${k(run.on.rps)} / ${k(run.off.rps)} (${pct(-rpsCost)}${within(rpsCost)}) | ${run.on.cpuUs.toFixed(1)} / ${run.off.cpuUs.toFixed(1)} |`);
