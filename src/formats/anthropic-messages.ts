@@ -1,9 +1,9 @@
 import { validationError } from "../errors.ts";
-import type { ChatReply, ChatRequest, Finish, Message, Part, SseEvent, Tool, ToolChoice } from "../ir.ts";
-import { messageId, toStopReason } from "./anthropic.ts";
-import { randomId, usageTracker, type Codec, type StreamEncoder } from "./codec.ts";
+import type { ChatReply, ChatRequest, Message, Part, Tool, ToolChoice } from "../ir.ts";
+import { anthropicReply, anthropicStream, type AnthropicDialect } from "./anthropic-reply.ts";
+import type { Codec, StreamEncoder } from "./codec.ts";
 import {
-  fileIds, isObject, messageList, numberIn, objectList, optionalBoolean, optionalString, parseArguments, positiveInt, stringList,
+  fileIds, isObject, messageList, numberIn, objectList, optionalBoolean, optionalString, positiveInt, stringList,
   type Json,
 } from "./read.ts";
 
@@ -113,100 +113,16 @@ function decodeToolChoice(value: unknown): ToolChoice | undefined {
 
 // ---- IR -> client reply ----
 
-function encodeContent(parts: Part[]): Json[] {
-  return parts.flatMap((p): Json[] => {
-    if (p.type === "text") return p.text ? [{ type: "text", text: p.text }] : [];
-    if (p.type === "tool_call") return [{ type: "tool_use", id: p.id, name: p.name, input: parseArguments(p.arguments, "the reply") }];
-    return [];
-  });
-}
-
-function encodeReply(reply: ChatReply, model: string) {
-  return {
-    id: messageId(reply.id),
-    type: "message",
-    role: "assistant",
-    model,
-    content: encodeContent(reply.content),
-    stop_reason: toStopReason(reply.finish),
-    stop_sequence: reply.finish.stopSequence ?? null,
-    usage: { input_tokens: reply.usage?.inputTokens ?? 0, output_tokens: reply.usage?.outputTokens ?? 0 },
-  };
-}
-
-function streamEncoder(model: string): StreamEncoder {
-  const id = randomId("msg_");
-  let started = false;
-  let nextBlock = 0;
-  let open: { kind: "text" | "tool"; index: number } | undefined;
-  const toolBlocks = new Map<number, number>();
-  let finish: Finish | undefined;
-  const usage = usageTracker();
-
-  const sse = (event: string, data: Json): SseEvent => ({ event, data: { type: event, ...data } });
-  const start = (inputTokens = 0): SseEvent[] => {
-    if (started) return [];
-    started = true;
-    const message = { id, type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: inputTokens, output_tokens: 0 } };
-    return [sse("message_start", { message })];
-  };
-  const close = (): SseEvent[] => {
-    if (!open) return [];
-    const index = open.index;
-    open = undefined;
-    return [sse("content_block_stop", { index })];
-  };
-  const openBlock = (kind: "text" | "tool", block: Json): SseEvent[] => {
-    const events = close();
-    open = { kind, index: nextBlock++ };
-    return [...events, sse("content_block_start", { index: open.index, content_block: block })];
-  };
-
-  return {
-    event(event) {
-      switch (event.type) {
-        case "start":
-          usage.add(event);
-          return start(event.inputTokens);
-        case "text": {
-          const head = [...start(), ...(open?.kind === "text" ? [] : openBlock("text", { type: "text", text: "" }))];
-          return [...head, sse("content_block_delta", { index: open!.index, delta: { type: "text_delta", text: event.text } })];
-        }
-        case "tool_call": {
-          const head = [...start(), ...openBlock("tool", { type: "tool_use", id: event.id, name: event.name, input: {} })];
-          toolBlocks.set(event.index, open!.index);
-          return head;
-        }
-        case "tool_args": {
-          const index = toolBlocks.get(event.index);
-          if (index === undefined) return [];
-          return [sse("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: event.text } })];
-        }
-        case "finish":
-          finish = event.finish;
-          return [...start(), ...close()];
-        case "usage":
-          usage.add(event);
-          return [];
-        case "reasoning":
-          // This format has no place for reasoning text.
-          return [];
-      }
-    },
-    error: (error) => [{ event: "error", data: { type: "error", error: { type: error.type, message: error.message } } }],
-    end() {
-      const stop = finish ?? { reason: "stop", raw: "" };
-      return [
-        ...start(),
-        ...close(),
-        sse("message_delta", {
-          delta: { stop_reason: toStopReason(stop), stop_sequence: stop.stopSequence ?? null },
-          usage: { output_tokens: usage.outputTokens ?? 0, ...(usage.inputTokens !== undefined ? { input_tokens: usage.inputTokens } : {}) },
-        }),
-        sse("message_stop", {}),
-      ];
-    },
-  };
-}
+/** As Bedrock serves it: no thinking blocks; input and output tokens only. */
+const dialect: AnthropicDialect = {
+  usage: (usage, at) =>
+    at === "end"
+      ? { output_tokens: usage?.outputTokens ?? 0, ...(usage?.inputTokens !== undefined ? { input_tokens: usage.inputTokens } : {}) }
+      : { input_tokens: usage?.inputTokens ?? 0, output_tokens: at === "start" ? 0 : (usage?.outputTokens ?? 0) },
+  thinking: false,
+  error: (error) => [{ event: "error", data: { type: "error", error: { type: error.type, message: error.message } } }],
+};
+const encodeReply = (reply: ChatReply, model: string) => anthropicReply(reply, model, dialect);
+const streamEncoder = (model: string): StreamEncoder => anthropicStream(model, dialect);
 
 export const anthropicMessages: Codec = { decodeRequest, encodeReply, streamEncoder, lastEvent: "message_stop" };

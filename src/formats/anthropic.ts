@@ -1,8 +1,9 @@
 import { errorBody, invalidRequest, validationError } from "../errors.ts";
-import type { ChatReply, ChatRequest, Finish, Message, Part, ResponseFormat, SseEvent, Tool, ToolChoice, Usage } from "../ir.ts";
-import { randomId, type Codec, type StreamEncoder } from "./codec.ts";
+import type { ChatReply, ChatRequest, Message, Part, ResponseFormat, Tool, ToolChoice, Usage } from "../ir.ts";
+import { anthropicReply, anthropicStream, type AnthropicDialect } from "./anthropic-reply.ts";
+import type { Codec, StreamEncoder } from "./codec.ts";
 import {
-  isObject, messageList, numberIn, numberOr, objectList, optionalBoolean, optionalString, parseArguments, positiveInt, stringList, type Json,
+  isObject, messageList, numberIn, numberOr, objectList, optionalBoolean, optionalString, positiveInt, stringList, type Json,
 } from "./read.ts";
 
 /**
@@ -160,24 +161,6 @@ function decodeOutputFormat(value: unknown): ResponseFormat | undefined {
 
 // ---- IR -> client reply ----
 
-export function toStopReason(finish: Finish): string {
-  switch (finish.reason) {
-    case "stop":
-    case "other":
-      return "end_turn";
-    case "stop_sequence":
-      return "stop_sequence";
-    case "length":
-      return "max_tokens";
-    case "tool_calls":
-      return "tool_use";
-    case "content_filter":
-      return "refusal";
-  }
-}
-
-export const messageId = (id?: string) => (id?.startsWith("msg_") ? id : randomId("msg_"));
-
 /** Anthropic counts cached prompt tokens beside `input_tokens`; the IR counts them in it. */
 export function anthropicUsage(usage: Partial<Usage> | undefined): Json {
   const read = usage?.cacheReadTokens ?? 0;
@@ -190,111 +173,14 @@ export function anthropicUsage(usage: Partial<Usage> | undefined): Json {
   };
 }
 
-function encodeContent(parts: Part[]): Json[] {
-  return parts.flatMap((p): Json[] => {
-    if (p.type === "text") return p.text ? [{ type: "text", text: p.text }] : [];
-    if (p.type === "tool_call") return [{ type: "tool_use", id: p.id, name: p.name, input: parseArguments(p.arguments, "the reply") }];
-    if (p.type === "reasoning") return p.redacted ? [{ type: "redacted_thinking", data: p.redacted }] : [{ type: "thinking", thinking: p.text, signature: p.signature ?? "" }];
-    return [];
-  });
-}
-
-function encodeReply(reply: ChatReply, model: string) {
-  return {
-    id: messageId(reply.id),
-    type: "message",
-    role: "assistant",
-    model,
-    content: encodeContent(reply.content),
-    stop_reason: toStopReason(reply.finish),
-    stop_sequence: reply.finish.stopSequence ?? null,
-    usage: anthropicUsage(reply.usage),
-  };
-}
-
-type BlockKind = "text" | "thinking" | "tool";
-
-/** Anthropic's event grammar: message_start, blocks opened and closed in order from 0, message_delta, message_stop. */
-function streamEncoder(model: string): StreamEncoder {
-  const id = randomId("msg_");
-  let started = false;
-  let nextBlock = 0;
-  let open: { kind: BlockKind; index: number } | undefined;
-  const toolBlocks = new Map<number, number>();
-  let finish: Finish | undefined;
-  const usage: Partial<Usage> = {};
-  const count = (event: Partial<Usage>) => {
-    for (const key of ["inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens"] as const) if (event[key] !== undefined) usage[key] = event[key];
-  };
-
-  const sse = (event: string, data: Json): SseEvent => ({ event, data: { type: event, ...data } });
-  const start = (): SseEvent[] => {
-    if (started) return [];
-    started = true;
-    const message = { id, type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage: { ...anthropicUsage(usage), output_tokens: 0 } };
-    return [sse("message_start", { message })];
-  };
-  const close = (): SseEvent[] => {
-    if (!open) return [];
-    const index = open.index;
-    open = undefined;
-    return [sse("content_block_stop", { index })];
-  };
-  const openBlock = (kind: BlockKind, block: Json): SseEvent[] => {
-    const events = close();
-    open = { kind, index: nextBlock++ };
-    return [...events, sse("content_block_start", { index: open.index, content_block: block })];
-  };
-  const delta = (delta: Json) => sse("content_block_delta", { index: open!.index, delta });
-
-  return {
-    event(event) {
-      switch (event.type) {
-        case "start":
-          count(event);
-          return start();
-        case "text": {
-          const head = [...start(), ...(open?.kind === "text" ? [] : openBlock("text", { type: "text", text: "" }))];
-          return [...head, delta({ type: "text_delta", text: event.text })];
-        }
-        case "reasoning": {
-          const head = [...start(), ...(open?.kind === "thinking" ? [] : openBlock("thinking", { type: "thinking", thinking: "", signature: "" }))];
-          return [
-            ...head,
-            ...(event.text ? [delta({ type: "thinking_delta", thinking: event.text })] : []),
-            ...(event.signature ? [delta({ type: "signature_delta", signature: event.signature })] : []),
-          ];
-        }
-        case "tool_call": {
-          const head = [...start(), ...openBlock("tool", { type: "tool_use", id: event.id, name: event.name, input: {} })];
-          toolBlocks.set(event.index, open!.index);
-          return head;
-        }
-        case "tool_args": {
-          const index = toolBlocks.get(event.index);
-          if (index === undefined) return [];
-          return [sse("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: event.text } })];
-        }
-        case "finish":
-          finish = event.finish;
-          return [...start(), ...close()];
-        case "usage":
-          count(event);
-          return [];
-      }
-    },
-    error: (error) => [{ event: "error", data: errorBody(error, "anthropic") }],
-    end() {
-      const stop = finish ?? { reason: "stop", raw: "" };
-      return [
-        ...start(),
-        ...close(),
-        sse("message_delta", { delta: { stop_reason: toStopReason(stop), stop_sequence: stop.stopSequence ?? null }, usage: anthropicUsage(usage) }),
-        sse("message_stop", {}),
-      ];
-    },
-  };
-}
+/** Thinking blocks kept, and the cache's token counts. */
+const dialect: AnthropicDialect = {
+  usage: (usage, at) => (at === "start" ? { ...anthropicUsage(usage), output_tokens: 0 } : anthropicUsage(usage)),
+  thinking: true,
+  error: (error) => [{ event: "error", data: errorBody(error, "anthropic") }],
+};
+const encodeReply = (reply: ChatReply, model: string) => anthropicReply(reply, model, dialect);
+const streamEncoder = (model: string): StreamEncoder => anthropicStream(model, dialect);
 
 /**
  * Token counts at the end of a stream passed through: Bedrock's invocation metrics on
