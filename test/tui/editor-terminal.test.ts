@@ -1,17 +1,9 @@
-import { afterAll, beforeEach, expect, test } from "bun:test";
-import { startGateway, TEST_KEY } from "../lib/gateway.ts";
-import { tmuxServer } from "./tmux.ts";
+import { expect, test } from "bun:test";
+import { TEST_KEY } from "../lib/gateway.ts";
+import { terminalSuite } from "./tmux.ts";
 
 // The line editor, prompt history, Ctrl+C and conversations kept across sessions, in a real terminal.
-const hasTmux = !!Bun.which("tmux");
-const gateway = await startGateway({ RATE_LIMIT_RPM: "0" });
-const url = gateway.listen();
-const terminal = tmuxServer();
-afterAll(async () => {
-  terminal.stop();
-  await gateway.stop();
-});
-beforeEach(() => gateway.reset());
+const { hasTmux, gateway, url, terminal } = await terminalSuite();
 
 const contents = () => gateway.openai.received.map((r) => r.body.messages.at(-1).content);
 

@@ -1,20 +1,12 @@
-import { afterAll, beforeEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { startGateway, TEST_KEY } from "../lib/gateway.ts";
-import { tmuxServer } from "./tmux.ts";
+import { TEST_KEY } from "../lib/gateway.ts";
+import { terminalSuite } from "./tmux.ts";
 
 // Attachments through the files API, /copy with OSC 52, /save + /new + /load, /history and --resume,
 // Markdown and NO_COLOR, in a real terminal.
-const hasTmux = !!Bun.which("tmux");
-const gateway = await startGateway({ RATE_LIMIT_RPM: "0" });
-const url = gateway.listen();
-const terminal = tmuxServer();
-afterAll(async () => {
-  terminal.stop();
-  await gateway.stop();
-});
-beforeEach(() => gateway.reset());
+const { hasTmux, gateway, url, terminal } = await terminalSuite();
 
 const lastUserText = () => (gateway.openai.last().body.messages as { role: string; content: string }[]).findLast((m) => m.role === "user")!.content;
 

@@ -1,7 +1,9 @@
+import { afterAll, beforeEach } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CLI } from "../lib/cli.ts";
+import { startGateway } from "../lib/gateway.ts";
 
 /**
  * A real terminal for `parley chat`: a tmux server of our own (its own socket, so its options touch
@@ -72,3 +74,19 @@ export function tmuxServer() {
 }
 
 export type Terminal = ReturnType<ReturnType<typeof tmuxServer>["start"]>;
+
+/**
+ * A terminal test file's set-up: a fake-upstream gateway listening for `parley chat`, a tmux server,
+ * both stopped after the file and the gateway's script reset before each test. `env` adds settings.
+ */
+export async function terminalSuite(env: Record<string, string> = {}) {
+  const gateway = await startGateway({ RATE_LIMIT_RPM: "0", ...env });
+  const url = gateway.listen();
+  const terminal = tmuxServer();
+  afterAll(async () => {
+    terminal.stop();
+    await gateway.stop();
+  });
+  beforeEach(() => gateway.reset());
+  return { hasTmux: !!Bun.which("tmux"), gateway, url, terminal };
+}

@@ -1,18 +1,10 @@
-import { afterAll, beforeEach, expect, test } from "bun:test";
-import { startGateway, TEST_KEY } from "../lib/gateway.ts";
-import { tmuxServer } from "./tmux.ts";
+import { expect, test } from "bun:test";
+import { TEST_KEY } from "../lib/gateway.ts";
+import { terminalSuite } from "./tmux.ts";
 
 // Failed turns, /retry and /edit, what a reply can be (tool calls, cut off, 429), token totals and
 // /settings, in a real terminal.
-const hasTmux = !!Bun.which("tmux");
-const gateway = await startGateway({ RATE_LIMIT_RPM: "0", UPSTREAM_RETRIES: "0" }); // scripted failures reach the chat as they are
-const url = gateway.listen();
-const terminal = tmuxServer();
-afterAll(async () => {
-  terminal.stop();
-  await gateway.stop();
-});
-beforeEach(() => gateway.reset());
+const { hasTmux, gateway, url, terminal } = await terminalSuite({ UPSTREAM_RETRIES: "0" }); // scripted failures reach the chat as they are
 
 const sent = () => gateway.openai.last().body.messages as { role: string; content: string }[];
 
