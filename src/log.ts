@@ -8,12 +8,17 @@ export type LogFormat = "text" | "json";
 
 const LEVELS: Record<LogLevel, number> = { silent: -999, error: 0, warn: 1, info: 3, debug: 4, trace: 5 };
 
-/** Logs go to stderr so that stdout stays clean for `--version`, `config show` and serve's ready line. */
+/**
+ * Logs go to stderr so that stdout stays clean for `--version`, `config show` and serve's ready line.
+ * Icons and badges are for a terminal; a file or a pipe gets plain `[level] message` lines (consola
+ * would choose its fancy reporter for those too, outside CI).
+ */
 export function createLogger(level: LogLevel, format: LogFormat = "text"): Logger {
   return createConsola({
     level: LEVELS[level],
     stdout: process.stderr,
     stderr: process.stderr,
+    fancy: process.stderr.isTTY === true,
     ...(format === "json" ? { reporters: [jsonReporter] } : {}),
   });
 }

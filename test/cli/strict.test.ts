@@ -81,8 +81,14 @@ describe("no colour off a terminal", () => {
       expect(stdout).toContain("USAGE");
       expect(stdout + stderr).not.toContain(ESC);
     }
-    const server = await startCli([], { cwd: user.dir, env: { ...user.env, API_KEY: "sk-strict-test-key-123456" } });
-    expect(await server.stop()).not.toContain(ESC);
+    // Not as a test or CI run, where consola would pick plain lines on its own.
+    const env = { ...user.env, API_KEY: "sk-strict-test-key-123456", NODE_ENV: undefined, CI: undefined };
+    const server = await startCli([], { cwd: user.dir, env });
+    const logs = await server.stop();
+    expect(logs).not.toContain(ESC);
+    // Plain lines a log file can be searched by: no icons or badges, which are for a terminal.
+    expect(logs).toMatch(/^\[info\] parley listening on http:\/\/127\.0\.0\.1:\d+/m);
+    expect(logs).not.toContain("ℹ");
   });
 
   // `script` gives the command a real terminal, where colour is on unless NO_COLOR says otherwise.
