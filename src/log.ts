@@ -14,13 +14,15 @@ const LEVELS: Record<LogLevel, number> = { silent: -999, error: 0, warn: 1, info
  * would choose its fancy reporter for those too, outside CI).
  */
 export function createLogger(level: LogLevel, format: LogFormat = "text"): Logger {
-  return createConsola({
+  // `fancy` is read by consola's Node build; the types TypeScript resolves for it do not list it.
+  const options = {
     level: LEVELS[level],
     stdout: process.stderr,
     stderr: process.stderr,
     fancy: process.stderr.isTTY === true,
     ...(format === "json" ? { reporters: [jsonReporter] } : {}),
-  });
+  };
+  return createConsola(options);
 }
 
 /** One JSON object per line: time, level, tag, message, and an error's name, message and stack. */
