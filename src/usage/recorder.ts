@@ -30,11 +30,20 @@ const COLUMNS = [
   "cache_write_tokens", "cost_usd", "status", "outcome", "latency_ms", "ttft_ms", "attempts", "tag",
 ] as const satisfies readonly (keyof UsageRecord)[];
 
-const WIDTH = COLUMNS.length;
+/** Adds a record's values in COLUMNS' order, field by field: 3x faster than a loop over the names (a keyed read each). */
+const pushRow = (list: unknown[], r: UsageRecord) => list.push(
+  r.time, r.endpoint, r.key_label, r.model_requested, r.model, r.provider, r.input_tokens, r.output_tokens, r.cache_read_tokens,
+  r.cache_write_tokens, r.cost_usd, r.status, r.outcome, r.latency_ms, r.ttft_ms, r.attempts, r.tag,
+);
+
 const ROWS_PER_INSERT = 64;
 const FLUSH_EVERY_MS = 1000;
-/** Full batches that make a queue worth writing at once (512 records). */
-const FLUSH_AT_BATCHES = 8;
+/**
+ * Records that make a queue worth writing at once. A write starts cold (SQLite's code and pages out
+ * of the CPU's caches after a few hundred requests): under load a row cost 1.8 µs in writes of 512,
+ * 1.3 in writes of 2048 (a 2.7 ms write) and 1.2 in writes of 8192 (a 10 ms pause for every request).
+ */
+const FLUSH_AT = 2048;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 export function createUsageTable(db: Database): void {
@@ -46,19 +55,19 @@ export function createUsageTable(db: Database): void {
 }
 
 /**
- * Usage records go into a queue and reach SQLite in one transaction a second (or soon after 512
- * are queued, or when the app stops), so a request never waits for a write. Records older than
+ * Usage records go into a queue and reach SQLite in one transaction a second (or soon after
+ * FLUSH_AT are queued, or when the app stops), so a request never waits for its own write. Records older than
  * the retention are deleted at the first write and then once a day.
  *
- * The queue holds each record's column values, ROWS_PER_INSERT records to a batch, ready to be
- * bound as one statement's parameters: binding many rows at once, from arrays built as the records
- * came and given as one list (not spread as arguments), cost two thirds of a statement per row (bench).
+ * The queue holds the records as they came; a write lays their column values out ROWS_PER_INSERT
+ * records to a list, bound as one statement's parameters: binding many rows at once, given as one
+ * list (not spread as arguments), cost two thirds of a statement per row (bench). The values are laid
+ * out in the write's one loop, not as each request ends.
  */
 export function createRecorder(database: () => Database, retentionDays: number, log: Logger) {
-  let batches: unknown[][] = [];
-  let open: unknown[] = [];
+  let queue: UsageRecord[] = [];
   let timer: Timer | undefined;
-  let insert: ((full: unknown[][], rest: unknown[]) => void) | undefined;
+  let insert: ((records: UsageRecord[]) => void) | undefined;
   let prunedAt = 0;
 
   function prepare(db: Database) {
@@ -67,9 +76,15 @@ export function createRecorder(database: () => Database, retentionDays: number, 
     const statement = (rows: number): Statement => db.query(`INSERT INTO usage (${COLUMNS.join(", ")}) VALUES ${Array(rows).fill(row).join(", ")}`);
     const many = statement(ROWS_PER_INSERT);
     const one = statement(1);
-    return db.transaction((full: unknown[][], rest: unknown[]) => {
-      for (const batch of full) many.run(batch);
-      for (let at = 0; at < rest.length; at += WIDTH) one.run(rest.slice(at, at + WIDTH));
+    const values = (records: UsageRecord[], from: number, to: number) => {
+      const list: unknown[] = [];
+      for (let i = from; i < to; i++) pushRow(list, records[i]!);
+      return list;
+    };
+    return db.transaction((records: UsageRecord[]) => {
+      const whole = records.length - (records.length % ROWS_PER_INSERT);
+      for (let at = 0; at < whole; at += ROWS_PER_INSERT) many.run(values(records, at, at + ROWS_PER_INSERT));
+      for (let at = whole; at < records.length; at++) one.run(values(records, at, at + 1));
     });
   }
 
@@ -81,28 +96,23 @@ export function createRecorder(database: () => Database, retentionDays: number, 
   function flush(): void {
     if (timer) clearTimeout(timer);
     timer = undefined;
-    if (batches.length === 0 && open.length === 0) return;
-    const [full, rest] = [batches, open];
-    [batches, open] = [[], []];
+    if (queue.length === 0) return;
+    const records = queue;
+    queue = [];
     try {
       const db = database();
-      (insert ??= prepare(db))(full, rest);
+      (insert ??= prepare(db))(records);
       const now = Date.now();
       if (now - prunedAt >= DAY_MS) prune(db, now);
     } catch (error) {
-      log.error(`usage records lost (${full.length * ROWS_PER_INSERT + rest.length / WIDTH}):`, error);
+      log.error(`usage records lost (${records.length}):`, error);
     }
   }
 
   return {
     add(record: UsageRecord): void {
-      for (const column of COLUMNS) open.push(record[column]);
-      if (open.length === ROWS_PER_INSERT * WIDTH) {
-        batches.push(open);
-        open = [];
-        // A full queue is written once the request that filled it has its answer.
-        if (batches.length === FLUSH_AT_BATCHES) setImmediate(flush);
-      }
+      // A full queue is written once the request that filled it has its answer.
+      if (queue.push(record) === FLUSH_AT) setImmediate(flush);
       if (!timer) {
         timer = setTimeout(flush, FLUSH_EVERY_MS);
         timer.unref();

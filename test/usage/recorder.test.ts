@@ -19,15 +19,15 @@ describe("usage records reach SQLite in batches", () => {
   test("every record, each column in its place, whatever the batch it fell in (full, partial, the queue filled)", async () => {
     const db = openDatabase(mkdtempSync(join(tmpdir(), "parley-recorder-")));
     const recorder = createRecorder(() => db, 90, createLogger("silent"));
-    const written = Array.from({ length: 1100 }, (_, i) => record(i));
+    const written = Array.from({ length: 2500 }, (_, i) => record(i));
     createUsageTable(db);
     const count = () => db.query("SELECT count(*) AS n FROM usage").get();
-    for (const r of written.slice(0, 600)) recorder.add(r);
-    // The 512th record queued a write, not in the request that added it but right after.
+    for (const r of written.slice(0, 2100)) recorder.add(r);
+    // The 2048th record queued a write, not in the request that added it but right after.
     expect(count()).toEqual({ n: 0 });
     await Bun.sleep(0);
-    expect(count()).toEqual({ n: 600 });
-    for (const r of written.slice(600)) recorder.add(r);
+    expect(count()).toEqual({ n: 2100 });
+    for (const r of written.slice(2100)) recorder.add(r);
     recorder.flush();
     expect(db.query("SELECT * FROM usage ORDER BY time").all()).toEqual(written);
     db.close();
