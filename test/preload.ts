@@ -1,5 +1,6 @@
 // Every test run gets its own HOME, data and config dirs, and no provider credentials from the
 // developer's shell, so results never depend on the machine they run on.
+import { setDefaultTimeout } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,3 +19,7 @@ Object.assign(process.env, {
   // Servers the tests start never ask real upstreams for their models.
   MODELS_REFRESH_S: "0",
 });
+
+// Tests start servers and some wait for a rate-limit window to turn: a plain `bun test` gets the
+// same 20 s per test as `bun run test`, not Bun's default of 5 s.
+setDefaultTimeout(20_000);
