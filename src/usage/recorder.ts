@@ -41,7 +41,8 @@ const FLUSH_EVERY_MS = 1000;
 /**
  * Records that make a queue worth writing at once. A write starts cold (SQLite's code and pages out
  * of the CPU's caches after a few hundred requests): under load a row cost 1.8 µs in writes of 512,
- * 1.3 in writes of 2048 (a 2.7 ms write) and 1.2 in writes of 8192 (a 10 ms pause for every request).
+ * 1.3 in writes of 2048 (a 2.7 ms write) and 1.2 in writes of 8192 (a 10 ms write, which every
+ * request in flight would wait out).
  */
 const FLUSH_AT = 2048;
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -56,8 +57,8 @@ export function createUsageTable(db: Database): void {
 
 /**
  * Usage records go into a queue and reach SQLite in one transaction a second (or soon after
- * FLUSH_AT are queued, or when the app stops), so a request never waits for its own write. Records older than
- * the retention are deleted at the first write and then once a day.
+ * FLUSH_AT are queued, or when the app stops), so a request never waits for its own write. Records
+ * older than the retention are deleted at the first write and then once a day.
  *
  * The queue holds the records as they came; a write lays their column values out ROWS_PER_INSERT
  * records to a list, bound as one statement's parameters: binding many rows at once, given as one
