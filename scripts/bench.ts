@@ -4,8 +4,7 @@
  * Starts everything on 127.0.0.1 and stops it after. Needs wrk for the load runs (falls back to
  * fetch loops in this process, which load the machine differently; the output says which).
  */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { rssMb } from "../test/lib/proc.ts";
 import { latency, load, median, once, total, wrk, type Load, type Target } from "./bench/measure.ts";
@@ -18,8 +17,8 @@ const withPeer = args.includes("--peer");
 const jsonOut = args.includes("--json") ? args[args.indexOf("--json") + 1] : undefined;
 const CLAUDE = "anthropic.claude-3-5-haiku-20241022-v1:0";
 const LLAMA = "meta.llama3-8b-instruct-v1:0";
-const dir = mkdtempSync(join(tmpdir(), "parley-bench-"));
-const fleet = createFleet(dir);
+const fleet = createFleet("bench");
+const { dir } = fleet;
 
 // Durations: latency rounds x requests per round and target; load seconds per pass, slices x seconds
 // interleaved (wrk takes whole seconds).
@@ -70,8 +69,8 @@ const TARGETS: Record<Kind, { p50?: number; p99: number; rps: number; cpu?: numb
 const results: Record<string, unknown> = { date: new Date().toISOString(), machine: { cpus: navigator.hardwareConcurrency, bun: Bun.version }, quick, load_tool: wrk ? "wrk -t1" : "fetch loop" };
 
 try {
-  const upstream = await fleet.startHelper("upstream", "scripts/bench/upstream.ts", { TTFT_MS: "20", CHUNKS: "50", GAP_MS: "2" });
-  const hop = await fleet.startHelper("hop", "scripts/bench/hop.ts", { UPSTREAM: upstream.url });
+  const upstream = await fleet.startUpstream({ TTFT_MS: "20", CHUNKS: "50", GAP_MS: "2" });
+  const hop = await fleet.startHop(upstream.url);
   const parley = await fleet.startParley(parleyFromSource(true), upstream.url);
   // --smol on and off are compared between two fresh processes: one that served every path before
   // would carry that run's heap into the comparison.
@@ -218,7 +217,6 @@ try {
   results.binary = await binaryStartup(upstream.url);
 } finally {
   fleet.stop();
-  rmSync(dir, { recursive: true, force: true });
 }
 
 if (jsonOut) writeFileSync(jsonOut, `${JSON.stringify(results, null, 2)}\n`);

@@ -8,8 +8,6 @@
  * (`../main@USAGE=off@METRICS=off`), so one checkout can be compared with a feature on and off.
  * `floor` adds scripts/bench/floor.ts, the least the contract asks of a proxy (path json only).
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { load, total, wrk, type Load, type Target } from "./measure.ts";
@@ -28,12 +26,12 @@ if (!wrk) throw new Error("needs wrk (apt-get install wrk)");
 if (positionals.length === 0) throw new Error("name at least one parley checkout directory");
 const path = PATHS[values.path!];
 if (!path) throw new Error(`--path is one of ${Object.keys(PATHS).join(", ")}`);
-const dir = mkdtempSync(join(tmpdir(), "parley-ab-"));
-const fleet = createFleet(dir);
+const fleet = createFleet("ab");
+const { dir } = fleet;
 const headers = { authorization: `Bearer ${KEY}`, "content-type": "application/json" };
 try {
-  const upstream = await fleet.startHelper("upstream", "scripts/bench/upstream.ts");
-  const hop = await fleet.startHelper("hop", "scripts/bench/hop.ts", { UPSTREAM: upstream.url });
+  const upstream = await fleet.startUpstream();
+  const hop = await fleet.startHop(upstream.url);
   const variants: { name: string; pid: number; target: Target }[] = [
     { name: "hop", pid: hop.proc.pid, target: { name: "hop", url: `${hop.url}${path.upstreamPath}`, body: JSON.stringify(path.upstreamBody ?? path.body), headers } },
   ];
@@ -66,5 +64,4 @@ try {
   }
 } finally {
   fleet.stop();
-  rmSync(dir, { recursive: true, force: true });
 }

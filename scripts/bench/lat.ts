@@ -3,8 +3,6 @@
  * 1 only, for the given paths, of the hop and of each parley checkout (default: this one), each
  * request in turn as `bun run bench` measures it. Quick to rerun while changing the critical path.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { latency, type Target } from "./measure.ts";
@@ -16,12 +14,11 @@ const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: { path: { type: "string", default: "json" }, rounds: { type: "string", default: "7" }, "per-round": { type: "string", default: "300" } },
 });
-const dir = mkdtempSync(join(tmpdir(), "parley-lat-"));
-const fleet = createFleet(dir);
+const fleet = createFleet("lat");
 const headers = { authorization: `Bearer ${KEY}`, "content-type": "application/json" };
 try {
-  const upstream = await fleet.startHelper("upstream", "scripts/bench/upstream.ts");
-  const hop = await fleet.startHelper("hop", "scripts/bench/hop.ts", { UPSTREAM: upstream.url });
+  const upstream = await fleet.startUpstream();
+  const hop = await fleet.startHop(upstream.url);
   const checkouts = positionals.length ? positionals : [root];
   const servers = [];
   for (const checkout of checkouts) {
@@ -51,5 +48,4 @@ try {
   }
 } finally {
   fleet.stop();
-  rmSync(dir, { recursive: true, force: true });
 }

@@ -1,3 +1,5 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
 import { freePort } from "../../test/lib/proc.ts";
@@ -5,8 +7,12 @@ import { freePort } from "../../test/lib/proc.ts";
 export const root = resolve(import.meta.dir, "../..");
 export const KEY = "sk-bench-key";
 
-/** The processes one bench run starts; `stop` ends every one of them. */
-export function createFleet(dir: string) {
+/**
+ * The processes one bench run starts, and its scratch directory (`dir`: wrk scripts, data dirs);
+ * `stop` ends every process and removes the directory, unless it was given as `keep`.
+ */
+export function createFleet(name: string, keep?: string) {
+  const dir = keep ?? mkdtempSync(join(tmpdir(), `parley-${name}-`));
   const children: Subprocess[] = [];
 
   /** A helper server (upstream, hop) that prints `listening PORT` once it is up; `runtime` may add bun flags. */
@@ -48,11 +54,17 @@ export function createFleet(dir: string) {
   }
 
   return {
+    dir,
     startHelper,
+    /** The bench's fake upstream (scripts/bench/upstream.ts). */
+    startUpstream: (env: Record<string, string> = {}) => startHelper("upstream", "scripts/bench/upstream.ts", env),
+    /** The reference hop (scripts/bench/hop.ts) in front of `upstream`. */
+    startHop: (upstream: string, runtime?: string[]) => startHelper("hop", "scripts/bench/hop.ts", { UPSTREAM: upstream }, runtime),
     startParley,
     adopt: (proc: Subprocess) => children.push(proc),
     stop: () => {
       for (const child of children) child.kill();
+      if (!keep) rmSync(dir, { recursive: true, force: true });
     },
   };
 }

@@ -5,8 +5,7 @@
  * one path, then prints where the CPU went: self time per function and per module, each as % of the
  * samples and as µs per request, next to the process's CPU per request from /proc and its heap.
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { rssMb } from "../../test/lib/proc.ts";
@@ -26,10 +25,10 @@ if (!wrk) throw new Error("profiling needs wrk (apt-get install wrk)");
 const path = PATHS[values.path!];
 if (!path) throw new Error(`--path is one of ${Object.keys(PATHS).join(", ")}`);
 
-const dir = values.keep ?? mkdtempSync(join(tmpdir(), "parley-profile-"));
+const fleet = createFleet("profile", values.keep);
+const { dir } = fleet;
 const profiles = join(dir, "profiles");
 mkdirSync(profiles, { recursive: true });
-const fleet = createFleet(dir);
 const smol = values["no-smol"] ? [] : ["--smol"];
 const heapFile = join(dir, "heap.json");
 const prof = [
@@ -38,9 +37,9 @@ const prof = [
 ];
 process.env.HEAP_STATS_FILE = heapFile;
 try {
-  const upstream = await fleet.startHelper("upstream", "scripts/bench/upstream.ts");
+  const upstream = await fleet.startUpstream();
   const server = values.hop
-    ? await fleet.startHelper("hop", "scripts/bench/hop.ts", { UPSTREAM: upstream.url }, [process.execPath, ...smol, ...prof])
+    ? await fleet.startHop(upstream.url, [process.execPath, ...smol, ...prof])
     : await fleet.startParley([process.execPath, "--no-env-file", ...smol, ...prof, join(root, "src/cli.ts")], upstream.url);
   const target: Target = values.hop
     ? { name: "hop", url: `${server.url}${path.upstreamPath}`, body: JSON.stringify(path.upstreamBody ?? path.body), headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" } }
@@ -74,7 +73,6 @@ try {
   }
 } finally {
   fleet.stop();
-  if (!values.keep) rmSync(dir, { recursive: true, force: true });
 }
 
 /** CPU seconds per thread name (threads of one name summed), from /proc/<pid>/task/<tid>/stat. */
