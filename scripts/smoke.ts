@@ -3,7 +3,7 @@
  * From an empty directory with no node_modules: --version, serve, /health, /docs, a chat through
  * a fake OpenAI, config show, a clean stop; with the start-up numbers. Ends `smoke: N passed, M failed`.
  */
-import { mkdtempSync, readdirSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import pkg from "../package.json" with { type: "json" };
@@ -80,6 +80,7 @@ check("SIGTERM stops it with exit code 0", code === 0, `exit ${code}`);
 check("no secret in the log", !log.includes(key) && !log.includes(upstreamKey));
 check("nothing written to the working directory", readdirSync(cwd).length === 0, readdirSync(cwd).join(", "));
 upstream.stop();
+for (const dir of [cwd, home]) rmSync(dir, { recursive: true, force: true });
 
 console.log(`smoke: ${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);

@@ -1,11 +1,18 @@
 // Every test run gets its own HOME, data and config dirs, and no provider credentials from the
 // developer's shell, so results never depend on the machine they run on.
-import { setDefaultTimeout } from "bun:test";
-import { mkdtempSync } from "node:fs";
+import { afterAll, setDefaultTimeout } from "bun:test";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-const home = mkdtempSync(join(tmpdir(), "parley-test-"));
+// The temporary directories the tests make, and those of the servers they start (which inherit
+// TMPDIR), all go under this run's own, which is removed after the last test file (`bun test`
+// runs no "exit" handlers; a preload's afterAll runs once, at the end).
+const scratch = mkdtempSync(join(tmpdir(), "parley-test-"));
+process.env.TMPDIR = scratch;
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+const home = join(scratch, "home");
+mkdirSync(home);
 const CLEARED = /^(ALPHA_|BETA_|AWS_|OPENAI_|ANTHROPIC_|OBJSTORE_|PARLEY_|API_KEY|DEFAULT_ALPHA_MODEL|LOG_LEVEL|ENVIRONMENT|DEBUG|CORS_ORIGINS|MODEL_|RATE_LIMIT|MAX_UPLOAD|FILE_CONTEXT|UPSTREAM_|SHUTDOWN_|REDIS_URL$|HOST$|PORT$|WORKERS$)/;
 for (const key of Object.keys(process.env)) if (CLEARED.test(key)) delete process.env[key];
 

@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, statSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startCli } from "../lib/cli.ts";
@@ -78,6 +78,7 @@ export async function startSession() {
       clearInterval(sampler);
       upstream.stop();
       if (server.proc.exitCode === null) await server.stop();
+      rmSync(dir, { recursive: true, force: true });
     },
   };
 }
