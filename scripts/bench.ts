@@ -46,6 +46,11 @@ const bodies = {
   responses: JSON.stringify({ model: "gpt-4o-mini", input: "Say hello", max_output_tokens: 50 }),
 };
 
+/** Servers with usage records and metrics on, and as many with them off. */
+const USAGE_PAIRS = 3;
+/** A pause after a warm-up load, before latency rounds. */
+const SETTLE_MS = 1000;
+
 type Kind = "passthrough" | "conversion" | "reference";
 interface Path {
   label: string;
@@ -77,8 +82,16 @@ try {
   const twin = await fleet.startParley(parleyFromSource(true), upstream.url);
   const plain = await fleet.startParley(parleyFromSource(false), upstream.url);
   // Usage records and metrics on (the default) and off, in two more fresh servers (issue 17).
-  const accounted = await fleet.startParley(parleyFromSource(true), upstream.url);
-  const unaccounted = await fleet.startParley(parleyFromSource(true), upstream.url, { USAGE: "off", METRICS: "off" });
+  // Usage records and metrics on (the default) and off (issue 17), in fresh servers: USAGE_PAIRS of
+  // each, since two servers of the same code differ by a few % (each its own luck of memory layout
+  // and compiled code), as much as the cost being measured.
+  const usagePairs = [];
+  for (let i = 0; i < USAGE_PAIRS; i++) {
+    usagePairs.push({
+      on: await fleet.startParley(parleyFromSource(true), upstream.url),
+      off: await fleet.startParley(parleyFromSource(true), upstream.url, { USAGE: "off", METRICS: "off" }),
+    });
+  }
   await Bun.sleep(500);
   const idle = { main: rssMb(parley.proc.pid), smol: rssMb(twin.proc.pid), plain: rssMb(plain.proc.pid) };
 
@@ -135,13 +148,17 @@ try {
     const servingPid = path.pid ?? parley.proc.pid;
     const hopTarget = at(hop.url, path.upstreamPath, path.upstreamBody, "hop");
     const direct = at(upstream.url, path.upstreamPath, path.upstreamBody, "direct");
-    const lat = await latency([direct, hopTarget, target], plan.rounds, plan.perRound);
-    const result = { latency: lat, load: {} as Record<string, unknown>, cpu: {} as Record<string, number> };
-    const all = { hop: [] as Load[], parley: [] as Load[] };
+    // The first path's latency on the fresh server too: what its first few thousand requests see.
+    const cold = path === paths[0] ? await latency([direct, hopTarget, target], plan.rounds, plan.perRound) : undefined;
     // Steady state, as a server that has been up a while: a path's first load under concurrency
     // compiles its code and opens what it opens lazily (a codec, the usage database). Not counted.
     await load(hopTarget, hop.proc.pid, 32, plan.slice, dir);
     await load(target, servingPid, 32, plan.slice, dir);
+    // The load leaves work behind (log lines and usage rows to write, a heap to collect): let it finish.
+    await Bun.sleep(SETTLE_MS);
+    const lat = await latency([direct, hopTarget, target], plan.rounds, plan.perRound);
+    const result = { latency: lat, ...(cold ? { cold_latency: cold } : {}), load: {} as Record<string, unknown>, cpu: {} as Record<string, number> };
+    const all = { hop: [] as Load[], parley: [] as Load[] };
     for (const connections of [32, 128]) {
       // Back to back: a whole pass of the hop, then a whole pass of parley.
       const passes = { hop: [await load(hopTarget, hop.proc.pid, connections, plan.pass, dir)], parley: [await load(target, servingPid, connections, plan.pass, dir)] };
@@ -172,6 +189,8 @@ try {
     smol: at(twin.url, "/v1/chat/completions", bodies.chat, "smol"),
     plain: at(plain.url, "/v1/chat/completions", bodies.chat, "plain"),
   };
+  for (const who of ["smol", "plain"] as const) await load(smolTargets[who], (who === "smol" ? twin : plain).proc.pid, 32, plan.slice, dir);
+  await Bun.sleep(SETTLE_MS);
   const smolLatency = await latency(Object.values(smolTargets), plan.rounds, plan.perRound);
   const smolLoad = { smol: [] as Load[], plain: [] as Load[] };
   for (let i = 0; i < 2; i++) {
@@ -190,25 +209,31 @@ try {
   const usageResults: Record<string, unknown> = {};
   results.usage = usageResults;
   for (const [name, body] of [["JSON", bodies.chat], ["stream", bodies.chatStream]] as const) {
-    const targets = {
-      direct: at(upstream.url, "/v1/chat/completions", body, "direct"),
-      on: at(accounted.url, "/v1/chat/completions", body, "usage-on"),
-      off: at(unaccounted.url, "/v1/chat/completions", body, "usage-off"),
-    };
-    // A cost of a few % between two processes: twice the samples of a path's run, or noise decides.
-    const lat = await latency(Object.values(targets), plan.rounds * 2, plan.perRound);
-    const runs = { on: [] as Load[], off: [] as Load[] };
+    const direct = at(upstream.url, "/v1/chat/completions", body, "direct");
+    const servers = usagePairs.map((pair, k) => ({
+      on: { pid: pair.on.proc.pid, target: at(pair.on.url, "/v1/chat/completions", body, `usage-on-${k}`) },
+      off: { pid: pair.off.proc.pid, target: at(pair.off.url, "/v1/chat/completions", body, `usage-off-${k}`) },
+    }));
     // Warmed first, as every path is (not counted).
-    for (const who of ["on", "off"] as const) await load(targets[who], (who === "on" ? accounted : unaccounted).proc.pid, 32, plan.slice, dir);
-    for (let i = 0; i < plan.slices * 6; i++) {
-      for (const who of i % 2 ? (["off", "on"] as const) : (["on", "off"] as const)) {
-        runs[who].push(await load(targets[who], (who === "on" ? accounted : unaccounted).proc.pid, 32, plan.slice, dir));
+    for (const pair of servers) for (const server of [pair.on, pair.off]) await load(server.target, server.pid, 32, plan.slice, dir);
+    await Bun.sleep(SETTLE_MS);
+    const lat = await latency([direct, ...servers.flatMap((pair) => [pair.on.target, pair.off.target])], plan.rounds * 2, plan.perRound);
+    const added = (who: "on" | "off") => median(servers.map((pair) => lat[pair[who].target.name]!.p50 - lat.direct!.p50));
+    const runs = servers.map(() => ({ on: [] as Load[], off: [] as Load[] }));
+    for (let i = 0; i < plan.slices * 2; i++) {
+      for (const [k, pair] of servers.entries()) {
+        for (const who of i % 2 ? (["off", "on"] as const) : (["on", "off"] as const)) runs[k]![who].push(await load(pair[who].target, pair[who].pid, 32, plan.slice, dir));
       }
     }
     // Each slice of one beside the slice of the other taken next to it: the machine's drift over the
     // run cancels out of their ratio, which a ratio of the totals keeps.
-    const paired = runs.on.map((on, i) => on.requests / on.seconds / (runs.off[i]!.requests / runs.off[i]!.seconds));
-    usageResults[name] = { latency: lat, on: total(runs.on), off: total(runs.off), rps_ratio_median: median(paired) };
+    const paired = runs.flatMap((run) => run.on.map((on, i) => on.requests / on.seconds / (run.off[i]!.requests / run.off[i]!.seconds)));
+    const arm = (who: "on" | "off") => total(runs.flatMap((run) => run[who]));
+    usageResults[name] = {
+      added_ms: { on: added("on"), off: added("off") },
+      on: arm("on"), off: arm("off"), rps_ratio_median: median(paired),
+      cpu_us_by_server: { on: runs.map((run) => total(run.on).cpuUs), off: runs.map((run) => total(run.off).cpuUs) },
+    };
   }
 
   say("streams: time to first token and chunks ...");

@@ -7,6 +7,8 @@ interface PathResult {
   kind: string;
   skipped?: string;
   latency: Latency;
+  /** The first path only: the same latency rounds on the fresh server, before its warm-up load. */
+  cold_latency?: Latency;
   load: Record<string, { passes: { hop: Total; parley: Total }; interleaved: { hop: Total; parley: Total } }>;
   cpu: { hop_us: number; parley_us: number };
 }
@@ -22,7 +24,8 @@ export function report(results: Record<string, any>, targets: Targets, tool: str
   const out = (line = "") => lines.push(line);
   out(`parley bench · ${results.date} · ${results.machine.cpus} cores · bun ${results.machine.bun} · load: ${tool}${results.quick ? " · quick" : ""}`);
   out();
-  out("Every ratio is parley / reference hop in the same run. Added latency = the path's median minus the direct call's, at concurrency 1.");
+  out("Every ratio is parley / reference hop in the same run. Added latency = the path's median minus the direct call's, at concurrency 1,");
+  out("after a 1 s load of each server on that path (a server that has been up a while; the fresh server's figures follow the table).");
   out();
   out("| path | added p50, µs (hop) | p99 at c=1, µs (hop) | req/s c=32 passes (hop) | c=32 interleaved | c=128 passes | c=128 interleaved | CPU µs/request (hop) |");
   out("|---|---|---|---|---|---|---|---|");
@@ -51,6 +54,13 @@ export function report(results: Record<string, any>, targets: Targets, tool: str
   out();
   out("Targets (issue 19): passthrough added p50 ≤ 1.2x, p99 ≤ 1.5x, req/s at 32 connections in passes ≥ 0.85x, CPU/request ≤ 1.2x;");
   out("conversions p99 ≤ 2x, req/s ≥ 0.7x. The mock path has no upstream call: it is the rest of parley against a hop's call.");
+  for (const [label, raw] of Object.entries(results.paths as Record<string, PathResult>)) {
+    const cold = raw.cold_latency;
+    if (!cold) continue;
+    const parleyName = Object.keys(cold).find((name) => name !== "direct" && name !== "hop")!;
+    const added = (name: string) => cold[name]!.p50 - cold.direct!.p50;
+    out(`Fresh servers, before any load (${label}, the servers' first requests): added p50 ${us(added(parleyName))} µs (hop ${us(added("hop"))}) ${(added(parleyName) / added("hop")).toFixed(2)}x, p99 ${us(cold[parleyName]!.p99)} µs (hop ${us(cold.hop!.p99)}) ${(cold[parleyName]!.p99 / cold.hop!.p99).toFixed(2)}x.`);
+  }
 
   const smol = results.smol;
   if (smol) {
@@ -68,18 +78,18 @@ export function report(results: Record<string, any>, targets: Targets, tool: str
     out();
     out(`RSS of the --smol server that served every path above: idle ${results.rss_mb.idle.toFixed(1)} MB${verdict(results.rss_mb.idle / 60, 1).replace(/\(.*\)/, "(< 60 MB)")}, peak under load ${results.rss_mb.under_load.toFixed(1)} MB${verdict(results.rss_mb.under_load / 100, 1).replace(/\(.*\)/, "(< 100 MB)")}.`);
   }
-  const usage = results.usage as Record<string, { latency: Latency; on: Total; off: Total; rps_ratio_median?: number }> | undefined;
+  const usage = results.usage as Record<string, { added_ms: { on: number; off: number }; on: Total; off: Total; rps_ratio_median: number; cpu_us_by_server: { on: number[]; off: number[] } }> | undefined;
   if (usage) {
     out();
-    out("| passthrough alpha -> OpenAI, usage records and metrics (two fresh servers, interleaved, c=32) | added p50 at c=1, µs: on / off | req/s: on / off (median of the paired slices' ratios) | CPU µs/request: on / off |");
-    out("|---|---|---|---|");
+    out("| passthrough alpha -> OpenAI, usage records and metrics (fresh servers, three with and three without, interleaved, c=32) | added p50 at c=1, µs: on / off (median of the servers) | req/s: on / off (median of the paired slices' ratios) | CPU µs/request: on / off | CPU µs/request of each server: on; off |");
+    out("|---|---|---|---|---|");
     for (const [name, run] of Object.entries(usage)) {
-      const added = (who: string) => run.latency[who]!.p50 - run.latency.direct!.p50;
-      const latencyCost = added("usage-on") / added("usage-off") - 1;
-      const rpsCost = 1 - (run.rps_ratio_median ?? run.on.rps / run.off.rps);
+      const latencyCost = run.added_ms.on / run.added_ms.off - 1;
+      const rpsCost = 1 - run.rps_ratio_median;
       const pct = (x: number) => `${x >= 0 ? "+" : ""}${(x * 100).toFixed(1)} %`;
       const within = (x: number) => (x <= 0.05 ? " ok" : " **MISS**");
-      out(`| ${name} | ${us(added("usage-on"))} / ${us(added("usage-off"))} (${pct(latencyCost)}${within(latencyCost)}) | ${k(run.on.rps)} / ${k(run.off.rps)} (${pct(-rpsCost)}${within(rpsCost)}) | ${run.on.cpuUs.toFixed(1)} / ${run.off.cpuUs.toFixed(1)} |`);
+      const each = (xs: number[]) => xs.map((x) => x.toFixed(1)).join(", ");
+      out(`| ${name} | ${us(run.added_ms.on)} / ${us(run.added_ms.off)} (${pct(latencyCost)}${within(latencyCost)}) | ${k(run.on.rps)} / ${k(run.off.rps)} (${pct(-rpsCost)}${within(rpsCost)}) | ${run.on.cpuUs.toFixed(1)} / ${run.off.cpuUs.toFixed(1)} | ${each(run.cpu_us_by_server.on)}; ${each(run.cpu_us_by_server.off)} |`);
     }
     out("Target (issue 17): usage and metrics cost under 5 % in added latency and in req/s.");
   }
