@@ -81,7 +81,6 @@ try {
   // would carry that run's heap into the comparison.
   const twin = await fleet.startParley(parleyFromSource(true), upstream.url);
   const plain = await fleet.startParley(parleyFromSource(false), upstream.url);
-  // Usage records and metrics on (the default) and off, in two more fresh servers (issue 17).
   // Usage records and metrics on (the default) and off (issue 17), in fresh servers: USAGE_PAIRS of
   // each, since two servers of the same code differ by a few % (each its own luck of memory layout
   // and compiled code), as much as the cost being measured.
