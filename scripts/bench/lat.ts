@@ -1,18 +1,22 @@
 /**
- * `bun scripts/bench/lat.ts [--path json,messages] [--rounds 7] [DIR[@KEY=VALUE]...]`: added latency at concurrency
- * 1 only, for the given paths, of the hop and of each parley checkout (default: this one), each
- * request in turn as `bun run bench` measures it. Quick to rerun while changing the critical path.
+ * `bun scripts/bench/lat.ts [--path json,messages] [--rounds 7] [--cold] [DIR[@KEY=VALUE]...]`: added latency at
+ * concurrency 1 only, for the given paths, of the hop and of each parley checkout (default: this one),
+ * each request in turn, on servers warmed by a 1 s load as `bun run bench` measures it (`--cold`: on
+ * the fresh servers). Quick to rerun while changing the critical path.
  */
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { latency, type Target } from "./measure.ts";
+import { latency, load, type Target } from "./measure.ts";
 import { createFleet, KEY, root } from "./processes.ts";
 import { parleyRequest, PATHS } from "./profile-paths.ts";
 
 const { values, positionals } = parseArgs({
   args: Bun.argv.slice(2),
   allowPositionals: true,
-  options: { path: { type: "string", default: "json" }, rounds: { type: "string", default: "7" }, "per-round": { type: "string", default: "300" } },
+  options: {
+    path: { type: "string", default: "json" }, rounds: { type: "string", default: "7" }, "per-round": { type: "string", default: "300" },
+    cold: { type: "boolean", default: false },
+  },
 });
 const fleet = createFleet("lat");
 const headers = { authorization: `Bearer ${KEY}`, "content-type": "application/json" };
@@ -37,6 +41,11 @@ try {
       { name: "hop", url: `${hop.url}${path.upstreamPath}`, body: upstreamBody, headers },
       ...servers.map((s) => ({ name: s.name, url: `${s.url}${request.url}`, body: JSON.stringify(path.body), headers: request.headers })),
     ];
+    if (!values.cold) {
+      const pids = [hop.proc.pid, ...servers.map((server) => server.proc.pid)];
+      for (const [i, t] of targets.slice(1).entries()) await load(t, pids[i]!, 32, 1, fleet.dir);
+      await Bun.sleep(1000);
+    }
     const result = await latency(targets, Number(values.rounds), Number(values["per-round"]));
     const direct = result.direct!.p50;
     const hopAdded = (result.hop!.p50 - direct) * 1000;
