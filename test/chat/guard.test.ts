@@ -96,4 +96,48 @@ describe("the stream guard reads only the end of a stream", () => {
     const at = [start - 1, start + 3, ...Array.from({ length: 20 }, (_, k) => start + 100 + k * 4001)];
     expect(await guarded(responses, cut(text, at))).toEqual({ text, usage: { inputTokens: 5, outputTokens: 9 }, broke: undefined });
   });
+
+  const responsesStream = () => {
+    const event = (name: string, data: object) => `event: ${name}\ndata: ${JSON.stringify({ type: name, ...data })}\n\n`;
+    return [
+      event("response.created", { response: { id: "r", output: [] } }),
+      ...Array.from({ length: 3 }, (_, k) => event("response.output_text.delta", { delta: `tok${k} é` })),
+      event("response.completed", { response: { id: "r", output: [], usage: { input_tokens: 5, output_tokens: 9 } } }),
+    ].join("");
+  };
+
+  test("Responses: cut anywhere, or in pieces of a few bytes, the stream passes untouched and its usage is read", async () => {
+    const text = responsesStream();
+    const usage = { inputTokens: 5, outputTokens: 9 };
+    for (let at = 1; at < text.length; at++) {
+      const { text: out, usage: read, broke } = await guarded(responses, cut(text, [at]));
+      expect({ at, out, read, broke }).toEqual({ at, out: text, read: usage, broke: undefined });
+    }
+    for (const size of [1, 2, 3, 5, 7]) {
+      const at = Array.from({ length: Math.ceil(text.length / size) - 1 }, (_, k) => (k + 1) * size);
+      expect({ size, ...(await guarded(responses, cut(text, at))) }).toEqual({ size, text, usage, broke: undefined });
+    }
+  });
+
+  test("Responses: cut short anywhere in its last event, the error event follows", async () => {
+    const text = responsesStream();
+    const start = text.lastIndexOf("event: response.completed");
+    for (const end of [start, start + 3, start + 20, start + 26, text.length - 30, text.length - 1]) {
+      const short = text.slice(0, end);
+      const { text: out, broke } = await guarded(responses, cut(short, [Math.floor(end / 2), end - 2].filter((n) => n > 0 && n < end)));
+      expect({ end, broke, tail: out.slice(short.length).includes("event: error") }).toEqual({ end, broke: "cut short", tail: true });
+    }
+  });
+
+  test("Responses: a last event over the kept limit still ends the stream by its name", async () => {
+    const event = (name: string, data: object) => `event: ${name}\ndata: ${JSON.stringify({ type: name, ...data })}\n\n`;
+    const text = [
+      event("response.created", { response: { id: "r", output: [] } }),
+      event("response.completed", { response: { id: "r", output: [{ type: "message", content: [{ type: "output_text", text: "x".repeat(5_000_000) }] }], usage: { input_tokens: 5, output_tokens: 9 } } }),
+    ].join("");
+    const start = text.lastIndexOf("event: response.completed");
+    const at = [start + 2, ...Array.from({ length: 50 }, (_, k) => start + 10 + k * 100_003)];
+    // Complete, though the front of its data (and so its usage) is beyond what is kept.
+    expect(await guarded(responses, cut(text, at))).toMatchObject({ text, broke: undefined });
+  });
 });
