@@ -3,11 +3,11 @@ import { GatewayError } from "../../errors.ts";
 import { isObject, numberOr } from "../../formats/read.ts";
 import { foundationModel } from "../anthropic-models.ts";
 import type { NativeCall, NativeReply } from "../provider.ts";
-import { badShape, fetchError, fetchFailed, parseUpstreamJson, type Upstream } from "../upstream-errors.ts";
+import { badShape, fetchError, fetchFailed, parseUpstreamJson } from "../upstream-errors.ts";
 import { checkMessage } from "./anthropic.ts";
 import { bedrockBetas } from "./betas.ts";
-import { latin1Slice, type Span } from "./frames.ts";
-import { eventDecoder, parsePayload, type BedrockTransport } from "./transport.ts";
+import { relay } from "./relay.ts";
+import type { BedrockTransport } from "./transport.ts";
 
 /**
  * Anthropic Messages to Claude on Bedrock, same family: the client's body goes up with only the
@@ -15,7 +15,6 @@ import { eventDecoder, parsePayload, type BedrockTransport } from "./transport.t
  */
 
 const BEDROCK_ANTHROPIC_VERSION = "bedrock-2023-05-31";
-const encoder = new TextEncoder();
 
 /**
  * The client's body for InvokeModel: model and stream out (the path says them), version and betas
@@ -87,101 +86,3 @@ function renamedReply(text: string, reply: Record<string, unknown>, requested: s
   }
   return JSON.stringify({ ...reply, model: requested });
 }
-
-/**
- * The stream's events as server-sent events, each chunk's JSON as Bedrock sent it. Read straight
- * from the response body (the stream guard reads this, with no stream between): the frames a chunk
- * completes go out together, as one write.
- */
-function relay(up: Upstream, body: ReadableStream<Uint8Array>, requested: string): AsyncIterator<Uint8Array, unknown> {
-  const reader = body.getReader();
-  const decode = eventDecoder(up);
-  // A frame that fails after good ones in the same chunk: they go out first, the error on the next read.
-  let failed: { error: unknown } | undefined;
-  return {
-    async next() {
-      if (failed) throw failed.error;
-      for (;;) {
-        const read = await reader.read();
-        if (read.done) {
-          decode.end();
-          return { done: true, value: undefined };
-        }
-        let text = "";
-        try {
-          for (const frame of decode.frames(read.value)) {
-            const { type, payload } = decode.event(frame);
-            if (type === "chunk") text += sseEvent(up, chunkText(up, payload), requested);
-          }
-        } catch (error) {
-          if (!text) throw error;
-          failed = { error };
-        }
-        if (text) return { done: false, value: encoder.encode(text) };
-      }
-    },
-    async return(reason?: unknown) {
-      await reader.cancel(reason);
-      return { done: true, value: undefined };
-    },
-  };
-}
-
-/** A chunk's payload is `{"bytes":"<base64 of the model's event>", …}`: the event's text. */
-function chunkText(up: Upstream, payload: Span): string {
-  const { bytes, start: from, end: to } = payload;
-  const start = indexOf.call(bytes, BYTES_KEY, from);
-  const end = start < 0 || start >= to ? -1 : indexOf.call(bytes, QUOTE, start + BYTES_KEY.length);
-  if (end >= 0 && end < to) return fromBase64(up, latin1Slice.call(bytes, start + BYTES_KEY.length, end));
-  const parsed = parsePayload(up, payload);
-  if (typeof parsed.bytes !== "string") throw badShape(up, "a chunk without bytes", JSON.stringify(parsed).slice(0, 500));
-  return fromBase64(up, parsed.bytes);
-}
-
-/**
- * Base64 to text: `atob` gives each byte as a character, which is the text itself when it is all
- * ASCII (a model's events mostly are); otherwise its bytes are read as UTF-8.
- */
-function fromBase64(up: Upstream, base64: string): string {
-  let binary: string;
-  try {
-    binary = atob(base64);
-  } catch {
-    throw badShape(up, "a chunk whose bytes are not base64", base64.slice(0, 500));
-  }
-  return NOT_ASCII.test(binary) ? Buffer.from(binary, "latin1").toString("utf8") : binary;
-}
-
-const NOT_ASCII = /[^\x00-\x7f]/;
-const { indexOf } = Buffer.prototype;
-const BYTES_KEY = Buffer.from('"bytes":"');
-const QUOTE = 34;
-
-/**
- * `event: <its type>` and the event's own text as the data line; message_start names the model
- * asked for. Anthropic writes every event as `{"type":"<name>",…}`: such an event is relayed as
- * it came, its name read from its first bytes, as a passed-through OpenAI stream's events are
- * (parsing each cost more than the rest of the relay). Any other text is parsed to check it: an
- * upstream's garbage never reaches a client as an event, it ends the stream with an error event.
- */
-function sseEvent(up: Upstream, text: string, requested: string): string {
-  const name = text.startsWith(TYPE_KEY) ? text.slice(TYPE_KEY.length, text.indexOf('"', TYPE_KEY.length)) : "";
-  const next = text.charCodeAt(TYPE_KEY.length + name.length + 1);
-  if (name !== "message_start" && NAME.test(name) && (next === COMMA || next === BRACE) && text.endsWith("}")) return `event: ${name}\ndata: ${text}\n\n`;
-  let event: unknown;
-  try {
-    event = JSON.parse(text);
-  } catch {
-    throw badShape(up, "a stream event that is not JSON", text.slice(0, 500));
-  }
-  if (!isObject(event) || typeof event.type !== "string" || !NAME.test(event.type)) throw badShape(up, "a stream event without a type", text.slice(0, 500));
-  if (event.type === "message_start" && isObject(event.message)) {
-    return `event: message_start\ndata: ${JSON.stringify({ ...event, message: { ...event.message, model: requested } })}\n\n`;
-  }
-  return `event: ${event.type}\ndata: ${text}\n\n`;
-}
-
-const TYPE_KEY = '{"type":"';
-const NAME = /^[a-z_]+$/;
-const COMMA = 44;
-const BRACE = 125;
