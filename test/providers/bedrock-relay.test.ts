@@ -29,7 +29,7 @@ async function relayed(frames: Uint8Array[], requested = "claude-x", pieces = 1)
   }
 }
 
-const sse = (event: { type: string }) => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+const sse = (event: { type: string; [field: string]: unknown }) => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
 
 describe("Bedrock's event stream relayed as Anthropic's events", () => {
   const start = { type: "message_start", message: { id: "m", type: "message", role: "assistant", model: "claude-on-bedrock", content: [], usage: { input_tokens: 3, output_tokens: 1 } } };

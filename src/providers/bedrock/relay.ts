@@ -1,6 +1,6 @@
 import { isObject } from "../../formats/read.ts";
 import { badShape, type Upstream } from "../upstream-errors.ts";
-import { utf8Slice, type Span } from "./frames.ts";
+import type { Span } from "./frames.ts";
 import { eventDecoder, parsePayload } from "./transport.ts";
 
 /**
