@@ -26,6 +26,8 @@ export interface BedrockReceived {
   action: "invoke" | "invoke-with-response-stream" | "converse" | "converse-stream" | "count-tokens";
   headers: Headers;
   body: Json;
+  /** The body as it came. */
+  text: string;
 }
 
 const codec = new EventStreamCodec(
@@ -137,7 +139,7 @@ export async function startFakeBedrock() {
       const problem = await signatureProblem(request, text);
       if (problem) return Response.json({ message: `Signature check failed: ${problem}` }, { status: 403, headers: { "x-amzn-errortype": `${problem}:http://internal.amazon.com/coral/com.amazon.coral.service/` } });
       const body = JSON.parse(text || "{}");
-      received.push({ modelId, action, headers: request.headers, body });
+      received.push({ modelId, action, headers: request.headers, body, text });
       const script = take() ?? defaultScript(modelId, action, body);
       switch (script.kind) {
         case "error":

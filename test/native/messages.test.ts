@@ -63,6 +63,29 @@ describe("Anthropic client to Bedrock Claude: lossless", () => {
     expect(response.headers.get("request-id")).toBe(response.headers.get("x-request-id"));
   });
 
+  test("the client's own text goes up: written as it came (spacing, escapes, key order), model and stream cut out", async () => {
+    // Tool schemas may name properties `model` and `stream`: only the top level's go.
+    const tool = { name: "run", input_schema: { type: "object", properties: { model: { type: "string" }, stream: { type: "boolean" } } } };
+    const members = `"max_tokens": 64,\n  "messages": [{"role": "user", "content": "caf\\u00e9 \\/ \\"q\\""}],\n  "tools": ${JSON.stringify([tool])}`;
+    for (const [stream, path] of [["", "invoke"], [',\n  "stream": true', "invoke-with-response-stream"], [', "stream" : false', "invoke"]] as const) {
+      const raw = `{\n  "model": "claude-sonnet-4-5",\n  ${members}${stream}\n}\n`;
+      const response = await gateway.call("/v1/messages", { method: "POST", body: raw, headers: { ...ANTHROPIC, "content-type": "application/json", "anthropic-beta": "interleaved-thinking-2025-05-14" } });
+      expect(response.status).toBe(200);
+      await response.text();
+      expect(gateway.bedrock.last().action).toBe(path);
+      expect(gateway.bedrock.last().text).toBe(`{"anthropic_version":"bedrock-2023-05-31","anthropic_beta":["interleaved-thinking-2025-05-14"],${members}}`);
+    }
+  });
+
+  test("a body whose model is not its first member, or that sends anthropic_version itself, is written anew, to the same effect", async () => {
+    const { model, ...rest } = RICH;
+    for (const body of [{ ...rest, model }, { model, anthropic_version: "bedrock-2023-05-31", ...rest }, { model, stream: false, ...rest }]) {
+      const response = await messages(body);
+      expect(response.status).toBe(200);
+      expect(gateway.bedrock.last().body).toEqual({ anthropic_version: "bedrock-2023-05-31", ...rest });
+    }
+  });
+
   test("stream events are relayed as Bedrock sent them, message_start naming the model asked for", async () => {
     const events = thinkingEvents();
     gateway.bedrock.next({ kind: "stream", events });

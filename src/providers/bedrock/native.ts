@@ -18,13 +18,44 @@ const BEDROCK_ANTHROPIC_VERSION = "bedrock-2023-05-31";
 
 /**
  * The client's body for InvokeModel: model and stream out (the path says them), version and betas
- * in. From the body the caller parsed already, when it has it.
+ * in. From the body the caller parsed already, when it has it. The client's own text is kept where
+ * its members can be cut out safely (Claude Code's bodies run to hundreds of KB, and writing one
+ * anew cost ~70 µs per 80 KB); otherwise the body is written from the parsed one.
  */
 export function invokeBody(call: Pick<NativeCall, "body" | "json" | "headers">, model: string, override: string[] | undefined, extra: Record<string, unknown> = {}): string {
-  const { model: _model, stream: _stream, ...rest } = call.json ?? (JSON.parse(call.body) as Record<string, unknown>);
+  const json = call.json ?? (JSON.parse(call.body) as Record<string, unknown>);
   const betas = bedrockBetas(model, call.headers?.get("anthropic-beta"), override);
-  return JSON.stringify({ anthropic_version: BEDROCK_ANTHROPIC_VERSION, ...(betas.length ? { anthropic_beta: betas } : {}), ...extra, ...rest });
+  const head = { anthropic_version: BEDROCK_ANTHROPIC_VERSION, ...(betas.length ? { anthropic_beta: betas } : {}), ...extra };
+  const members = clientMembers(call.body, json, head);
+  if (members !== undefined) return `${JSON.stringify(head).slice(0, -1)}${members ? `,${members}` : ""}}`;
+  const { model: _model, stream: _stream, ...rest } = json;
+  return JSON.stringify({ ...head, ...rest });
 }
+
+/**
+ * The client's members, as it wrote them, but `model` and `stream`: when `model` is the body's first
+ * member and `stream`, if sent, its last (as the SDKs and Claude Code write them), which is where
+ * they are surely the top level's. Undefined otherwise, or when a member of `head` is sent too.
+ */
+function clientMembers(raw: string, json: Record<string, unknown>, head: Record<string, unknown>): string | undefined {
+  if (typeof json.model !== "string" || Object.keys(head).some((key) => Object.hasOwn(json, key))) return undefined;
+  const first = FIRST_MODEL.exec(raw);
+  const value = JSON.stringify(json.model);
+  if (!first || !raw.startsWith(value, first[0].length)) return undefined;
+  const after = MEMBER_END.exec(raw.slice(first[0].length + value.length, first[0].length + value.length + 64));
+  if (!after) return undefined;
+  const from = first[0].length + value.length + after[0].length;
+  // Read from the body's last bytes only: a pattern tried at every position of it would cost what the cut saves.
+  const tailAt = Math.max(from, raw.length - 64);
+  const last = (Object.hasOwn(json, "stream") ? LAST_STREAM : LAST_BRACE).exec(raw.slice(tailAt));
+  if (!last || (Object.hasOwn(json, "stream") && last[1] !== String(json.stream))) return undefined;
+  return raw.slice(from, tailAt + last.index).trim();
+}
+
+const FIRST_MODEL = /^\s*\{\s*"model"\s*:\s*/;
+const MEMBER_END = /^\s*,\s*/;
+const LAST_STREAM = /\s*,\s*"stream"\s*:\s*(true|false)\s*\}\s*$/;
+const LAST_BRACE = /\s*\}\s*$/;
 
 export function createAnthropicNative(config: Config, { up, post }: BedrockTransport) {
   const override = config.beta.anthropicBetas;
