@@ -32,7 +32,10 @@ const server = Bun.serve({
     const body = request.method === "POST" ? await request.clone().text() : "";
     const model = /"model"\s*:\s*"([^"]+)"/.exec(body)?.[1];
     const beta = request.headers.get("anthropic-beta");
-    calls.push(`${request.method} ${url.pathname}${url.search}${model ? ` model=${model}` : ""}${beta ? ` anthropic-beta=${beta}` : ""}`);
+    // The body's first and last members: parley keeps the client's text when they are model and stream.
+    const keys = body.startsWith("{") ? Object.keys(JSON.parse(body)) : [];
+    const ends = keys.length ? ` members=${keys[0]}..${keys.at(-1)}` : "";
+    calls.push(`${request.method} ${url.pathname}${url.search}${model ? ` model=${model}` : ""}${beta ? ` anthropic-beta=${beta}` : ""}${ends}`);
     return gateway.app.handle(request);
   },
 });
