@@ -170,7 +170,8 @@ function lastEventTail() {
         chunks.push(chunk);
         size += chunk.length;
         while (size - offset > LAST_EVENT_BYTES && chunks.length > 1) {
-          dropped = nameIn(firstLine(chunks, offset)) || dropped;
+          // The chunk with the event's first line goes first: its name is read before it does.
+          if (!dropped) dropped = nameIn(firstLine(chunks, offset));
           size -= chunks.shift()!.length;
           offset = 0;
         }

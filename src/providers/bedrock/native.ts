@@ -42,9 +42,10 @@ function clientMembers(raw: string, json: Record<string, unknown>, head: Record<
   const first = FIRST_MODEL.exec(raw);
   const value = JSON.stringify(json.model);
   if (!first || !raw.startsWith(value, first[0].length)) return undefined;
-  const after = MEMBER_END.exec(raw.slice(first[0].length + value.length, first[0].length + value.length + 64));
+  const valueEnd = first[0].length + value.length;
+  const after = MEMBER_END.exec(raw.slice(valueEnd, valueEnd + 64));
   if (!after) return undefined;
-  const from = first[0].length + value.length + after[0].length;
+  const from = valueEnd + after[0].length;
   // Read from the body's last bytes only: a pattern tried at every position of it would cost what the cut saves.
   const tailAt = Math.max(from, raw.length - 64);
   const last = (Object.hasOwn(json, "stream") ? LAST_STREAM : LAST_BRACE).exec(raw.slice(tailAt));

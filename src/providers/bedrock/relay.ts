@@ -90,7 +90,7 @@ function writeEvent(up: Upstream, out: Writer, payload: Span, requested: string)
   writeText(out, sseEvent(up, eventText(up, payload), requested));
 }
 
-/** The fast way: false (nothing written) unless the base64 is an event `{"type":"<name>",…}` other than message_start. */
+/** The fast way: false (`out.at` left where it was) unless the base64 is an event `{"type":"<name>",…}` other than message_start. */
 function writeNamed(out: Writer, base64: Uint8Array, from: number, to: number): boolean {
   const peek = decodeBase64(base64, from, from + (Math.min(to - from, PEEK_CHARS) & ~3), head, 0);
   if (peek < TYPE_KEY.length + 2) return false;
