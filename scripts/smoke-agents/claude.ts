@@ -9,7 +9,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startGateway, TEST_KEY } from "../../test/lib/gateway.ts";
 
-const PACKAGE = process.env.CLAUDE_CODE_PACKAGE ?? "@anthropic-ai/claude-code";
+// The dist-tag, not the bare name: npm 11 on Node 20 resolves a bare name to the newest release whose
+// `engines` allow Node 20 (2.1.197), while the native binary runs anywhere and users get `latest`.
+const PACKAGE = process.env.CLAUDE_CODE_PACKAGE ?? "@anthropic-ai/claude-code@latest";
 const EXPECTED = "Hello from Claude";
 let failures = 0;
 const check = (name: string, ok: boolean, detail = "") => {
