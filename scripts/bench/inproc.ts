@@ -5,7 +5,7 @@
  * contract's least work beside it. Steadier than wrk on a shared machine (a few %), so it shows a
  * change of 1 µs; wrk and /proc (ab.ts) stay the measure of what a client sees.
  */
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -106,4 +106,5 @@ for (let round = 0; round < 3; round++) {
 }
 console.log(`${root} · path ${values.path} · ${n} requests a round\n  ${results.join("\n  ")}`);
 await app.close();
+rmSync(dir, { recursive: true, force: true });
 process.exit(0);

@@ -4,7 +4,7 @@
  * with ANTHROPIC_BASE_URL pointed at it and checks the reply. Prints every call Claude Code made
  * (method, path, model, anthropic-beta), so a new release's habits show. Exits 1 on a failed check.
  */
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startGateway, TEST_KEY } from "../../test/lib/gateway.ts";
@@ -18,6 +18,11 @@ const check = (name: string, ok: boolean, detail = "") => {
   if (!ok) failures++;
   console.log(`${ok ? "ok  " : "FAIL"} ${name}${detail ? `: ${detail}` : ""}`);
 };
+
+// The install, Claude Code's home and the gateway's data all go under one directory, removed at exit.
+const scratch = mkdtempSync(join(tmpdir(), "parley-smoke-claude-"));
+process.env.TMPDIR = scratch;
+process.on("exit", () => rmSync(scratch, { recursive: true, force: true }));
 
 const binary = process.env.CLAUDE_BIN ?? install();
 const version = Bun.spawnSync([binary, "--version"]).stdout.toString().trim();
