@@ -21,9 +21,15 @@ export type Part =
   | { type: "reasoning"; text: string; signature?: string; redacted?: string };
 
 export interface Message {
-  role: "user" | "assistant";
+  /**
+   * `system`: instructions given inside the conversation (text parts only), kept where they were
+   * said; an upstream that takes system text only at the top reads the request through `systemOnTop`.
+   */
+  role: "user" | "assistant" | "system";
   content: Part[];
 }
+
+export type Turn = Message & { role: "user" | "assistant" };
 
 export interface Tool {
   name: string;
@@ -36,7 +42,7 @@ export type ToolChoice = { type: "auto" } | { type: "required" } | { type: "none
 
 export interface ChatRequest {
   model?: string;
-  /** System and developer texts, in order. */
+  /** The system and developer texts before the conversation, in order (later ones are `system` messages). */
   system: string[];
   messages: Message[];
   maxTokens?: number;
@@ -110,3 +116,35 @@ export interface SseEvent {
 
 export const textOf = (parts: Part[]): string =>
   parts.map((p) => (p.type === "text" ? p.text : "")).join("");
+
+const isTurn = (m: Message): m is Turn => m.role !== "system";
+
+/**
+ * The request as an upstream with system text only at the top reads it: the conversation's system
+ * messages join that text, in order, and the turns either side of one become one turn if they are
+ * of one role (not every upstream takes two in a row).
+ */
+export function systemOnTop(request: ChatRequest): { system: string[]; messages: Turn[] } {
+  if (request.messages.every(isTurn)) return request as { system: string[]; messages: Turn[] };
+  const system = [...request.system];
+  const messages: Turn[] = [];
+  let cut = false;
+  for (const m of request.messages) {
+    if (!isTurn(m)) {
+      for (const p of m.content) if (p.type === "text") system.push(p.text);
+      cut = true;
+      continue;
+    }
+    const last = messages.at(-1);
+    if (cut && last?.role === m.role) messages[messages.length - 1] = { role: m.role, content: [...last.content, ...m.content] };
+    else messages.push(m);
+    cut = false;
+  }
+  return { system, messages };
+}
+
+/** Where system texts said in the conversation go: on top before its first turn, else in place. */
+export function pushSystem(system: string[], messages: Message[], texts: string[]) {
+  if (messages.length === 0) system.push(...texts);
+  else messages.push({ role: "system", content: texts.map((text) => ({ type: "text", text })) });
+}

@@ -1,5 +1,5 @@
 import { validationError } from "../errors.ts";
-import type { ChatReply, ChatRequest, Message, Part, Tool, ToolChoice } from "../ir.ts";
+import { pushSystem, type ChatReply, type ChatRequest, type Message, type Part, type Tool, type ToolChoice } from "../ir.ts";
 import { anthropicReply, anthropicStream, type AnthropicDialect } from "./anthropic-reply.ts";
 import type { Codec, StreamEncoder } from "./codec.ts";
 import {
@@ -21,7 +21,7 @@ function decodeRequest(body: Json): ChatRequest {
   const messages: Message[] = [];
   messageList(body).forEach((m, i) => {
     const at = `messages[${i}]`;
-    if (m.role === "system") return void system.push(blocksText(m.content, at));
+    if (m.role === "system") return pushSystem(system, messages, [blocksText(m.content, at)]);
     if (m.role !== "user" && m.role !== "assistant") throw validationError(`${at}.role`, "must be user or assistant");
     messages.push({ role: m.role, content: decodeBlocks(m.content, at) });
   });

@@ -1,5 +1,5 @@
 import { errorBody, invalidRequest, validationError } from "../errors.ts";
-import type { ChatReply, ChatRequest, Message, Part, ResponseFormat, Tool, ToolChoice, Usage } from "../ir.ts";
+import { pushSystem, type ChatReply, type ChatRequest, type Message, type Part, type ResponseFormat, type Tool, type ToolChoice, type Usage } from "../ir.ts";
 import { anthropicReply, anthropicStream, type AnthropicDialect } from "./anthropic-reply.ts";
 import type { Codec, StreamEncoder } from "./codec.ts";
 import {
@@ -21,8 +21,8 @@ function decodeRequest(body: Json): ChatRequest {
   const messages: Message[] = [];
   messageList(body).forEach((m, i) => {
     const at = `messages[${i}]`;
-    // Mid-conversation system messages (Claude Code's `mid-conversation-system` beta) join the system text.
-    if (m.role === "system") return void system.push(...decodeSystem(m.content, `${at}.content`));
+    // Mid-conversation system messages (Claude Opus 4.8 on; Claude Code sends them) stay in place.
+    if (m.role === "system") return pushSystem(system, messages, decodeSystem(m.content, `${at}.content`));
     if (m.role !== "user" && m.role !== "assistant") throw invalidRequest(`${at}.role: Input should be 'user', 'assistant' or 'system'`, `${at}.role: must be user, assistant or system`);
     messages.push({ role: m.role, content: decodeBlocks(m.content, at, unsupported) });
   });

@@ -1,5 +1,5 @@
 import { validationError } from "../errors.ts";
-import type { ChatReply, ChatRequest, Finish, Message, Part, ResponseFormat, SseEvent, Tool, ToolChoice, Usage } from "../ir.ts";
+import { pushSystem, type ChatReply, type ChatRequest, type Finish, type Message, type Part, type ResponseFormat, type SseEvent, type Tool, type ToolChoice, type Usage } from "../ir.ts";
 import { randomId, usageTracker, type Codec, type StreamEncoder } from "./codec.ts";
 import {
   fileIds, isObject, messageList, numberIn, numberOr, objectList, optionalBoolean, optionalString, parseDataUrl, positiveInt, stringList,
@@ -18,8 +18,7 @@ export function decodeRequest(body: Json): ChatRequest {
     switch (m.role) {
       case "system":
       case "developer":
-        system.push(contentText(m.content, at));
-        return;
+        return pushSystem(system, messages, [contentText(m.content, at)]);
       case "user":
         return push(messages, "user", userParts(m.content, at));
       case "assistant":

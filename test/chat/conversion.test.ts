@@ -166,6 +166,31 @@ describe("system, transcript and stop reasons", () => {
     expect(gateway.bedrock.last().body.max_tokens).toBe(4096);
   });
 
+  test("a system message inside the conversation stays in place for OpenAI; Bedrock takes it on top", async () => {
+    const conversation = [
+      { role: "system", content: "A." }, { role: "user", content: "x" }, { role: "assistant", content: "y" },
+      { role: "developer", content: "Answer in French from now on." }, { role: "user", content: "z" },
+    ];
+    await post({ model: CLAUDE, messages: conversation });
+    expect(gateway.bedrock.last().body.system).toBe("A.\n\nAnswer in French from now on.");
+    expect(gateway.bedrock.last().body.messages).toEqual([
+      { role: "user", content: [{ type: "text", text: "x" }] }, { role: "assistant", content: [{ type: "text", text: "y" }] }, { role: "user", content: [{ type: "text", text: "z" }] },
+    ]);
+    await post({ model: LLAMA, messages: conversation });
+    expect(gateway.bedrock.last().body.system).toEqual([{ text: "A." }, { text: "Answer in French from now on." }]);
+    expect(gateway.bedrock.last().body.messages.map((m: { role: string }) => m.role)).toEqual(["user", "assistant", "user"]);
+    await post({ model: "amazon.titan-text-lite-v1", messages: conversation });
+    expect(gateway.bedrock.last().body.inputText).toBe("A.\n\nAnswer in French from now on.\n\nUser: x\nBot: y\nUser: z\nBot:");
+    await post({
+      anthropic_version: "bedrock-2023-05-31", model: "gpt-4o", max_tokens: 10, system: "A.",
+      messages: [{ role: "user", content: "x" }, { role: "assistant", content: "y" }, { role: "system", content: "Answer in French from now on." }, { role: "user", content: "z" }],
+    });
+    expect(gateway.openai.last().body.messages).toEqual([
+      { role: "system", content: "A." }, { role: "user", content: "x" }, { role: "assistant", content: "y" },
+      { role: "system", content: "Answer in French from now on." }, { role: "user", content: "z" },
+    ]);
+  });
+
   test("a conversation becomes a Titan User:/Bot: transcript ending with Bot:", async () => {
     await post({ model: "amazon.titan-text-lite-v1", messages: [
       { role: "system", content: "Be kind." }, { role: "user", content: "Hi" }, { role: "assistant", content: "Hello!" }, { role: "user", content: "How are you?" },

@@ -268,9 +268,15 @@ describe("Anthropic client to an OpenAI model, through the IR", () => {
     expect(gateway.openai.last().body.messages[1]).toEqual({ role: "assistant", content: "hello" });
   });
 
-  test("a mid-conversation system message joins the system text", async () => {
-    await messages({ model: "gpt-4o", max_tokens: 10, system: "First.", messages: [{ role: "user", content: "hi" }, { role: "system", content: [{ type: "text", text: "Second." }] }] });
-    expect(gateway.openai.last().body.messages).toEqual([{ role: "system", content: "First." }, { role: "system", content: "Second." }, { role: "user", content: "hi" }]);
+  test("a mid-conversation system message stays where it was said (OpenAI takes system messages anywhere)", async () => {
+    await messages({
+      model: "gpt-4o", max_tokens: 10, system: "First.",
+      messages: [{ role: "user", content: "hi" }, { role: "system", content: [{ type: "text", text: "Second." }, { type: "text", text: "Third." }] }],
+    });
+    expect(gateway.openai.last().body.messages).toEqual([
+      { role: "system", content: "First." }, { role: "user", content: "hi" },
+      { role: "system", content: [{ type: "text", text: "Second." }, { type: "text", text: "Third." }] },
+    ]);
   });
 
   test("a server tool cannot be converted: 400 naming it", async () => {

@@ -108,14 +108,20 @@ describe("converted: Bedrock Claude, Converse and the mock", () => {
     expect(reply.usage).toMatchObject({ input_tokens: input, output_tokens: output, total_tokens: input! + output! });
   });
 
-  test("instructions, developer messages, max_output_tokens and temperature reach Bedrock", async () => {
+  test("instructions, developer messages (also mid-conversation: Bedrock takes them on top), max_output_tokens and temperature reach Bedrock", async () => {
     await post({
       model: CLAUDE, instructions: "Be brief.", max_output_tokens: 99, temperature: 0.3, top_p: 0.9,
-      input: [{ role: "developer", content: "Speak French." }, { role: "user", content: [{ type: "input_text", text: "hi" }] }],
+      input: [
+        { role: "developer", content: "Speak French." }, { role: "user", content: [{ type: "input_text", text: "hi" }] },
+        { role: "developer", content: "Sign with a name." }, { role: "user", content: "go on" },
+      ],
     });
     const sent = gateway.bedrock.last().body;
-    expect(sent.system).toBe("Be brief.\n\nSpeak French.");
-    expect(sent).toMatchObject({ max_tokens: 99, temperature: 0.3, top_p: 0.9, messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }] });
+    expect(sent.system).toBe("Be brief.\n\nSpeak French.\n\nSign with a name.");
+    expect(sent).toMatchObject({
+      max_tokens: 99, temperature: 0.3, top_p: 0.9,
+      messages: [{ role: "user", content: [{ type: "text", text: "hi" }, { type: "text", text: "go on" }] }],
+    });
   });
 
   test("images go up inline; earlier assistant output_text and reasoning items are history", async () => {

@@ -1,7 +1,7 @@
 import { GatewayError, invalidRequest } from "../../errors.ts";
 import { finishFrom, type StreamDecoder } from "../../formats/codec.ts";
 import { isObject, numberOr, parseArguments, stringOr, type Json } from "../../formats/read.ts";
-import type { ChatReply, ChatRequest, Finish, FinishReason, Part, StreamEvent, ToolChoice, Usage } from "../../ir.ts";
+import { systemOnTop, type ChatReply, type ChatRequest, type Finish, type FinishReason, type Part, type StreamEvent, type ToolChoice, type Usage } from "../../ir.ts";
 import { refuseUnsupported } from "../cross-family.ts";
 import { badShape, type Upstream } from "../upstream-errors.ts";
 
@@ -35,11 +35,13 @@ export function encodeRequest(request: ChatRequest): Json {
   const format = formatTool(request);
   const tools = [...(request.tools ?? []).map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters })), ...(format ? [format] : [])];
   const choice = format ? formatChoice(request) : request.toolChoice ? encodeToolChoice(request.toolChoice) : request.parallelToolCalls === false ? { type: "auto" } : undefined;
+  // Only the newest Claude models take system messages in the conversation: every model takes them on top.
+  const { system, messages } = systemOnTop(request);
   return {
     anthropic_version: BEDROCK_ANTHROPIC_VERSION,
     max_tokens: request.maxTokens ?? DEFAULT_MAX_TOKENS,
-    ...(request.system.length ? { system: request.system.join("\n\n") } : {}),
-    messages: request.messages.map((m) => ({ role: m.role, content: m.content.map(encodeBlock) })),
+    ...(system.length ? { system: system.join("\n\n") } : {}),
+    messages: messages.map((m) => ({ role: m.role, content: m.content.map(encodeBlock) })),
     ...(request.temperature !== undefined ? { temperature: Math.min(request.temperature, 1) } : {}),
     ...(request.topP !== undefined ? { top_p: request.topP } : {}),
     ...(request.topK !== undefined ? { top_k: request.topK } : {}),

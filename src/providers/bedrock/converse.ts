@@ -1,7 +1,7 @@
 import { invalidRequest } from "../../errors.ts";
 import type { StreamDecoder } from "../../formats/codec.ts";
 import { isObject, numberOr, parseArguments, stringOr, type Json } from "../../formats/read.ts";
-import type { ChatReply, ChatRequest, Message, Part, StreamEvent } from "../../ir.ts";
+import { systemOnTop, type ChatReply, type ChatRequest, type Part, type StreamEvent, type Turn } from "../../ir.ts";
 import { refuseUnsupported } from "../cross-family.ts";
 import { badShape, type Upstream } from "../upstream-errors.ts";
 import { fromStopReason } from "./anthropic.ts";
@@ -16,11 +16,12 @@ export function encodeConverse(request: ChatRequest): Json {
   // tool blocks (which Converse refuses without a toolConfig) are told as text instead.
   const none = request.toolChoice?.type === "none";
   const tools = none ? undefined : request.tools;
-  const messages = none ? request.messages.map(toolsAsText) : request.messages;
+  const { system, messages: turns } = systemOnTop(request);
+  const messages = none ? turns.map(toolsAsText) : turns;
   return {
     // Reasoning from another model cannot be sent back to this one; it only informed that model's answer.
     messages: alternating(messages).map((m) => ({ role: m.role, content: m.content.filter((p) => p.type !== "reasoning").map(encodePart) })),
-    ...(request.system.length ? { system: request.system.map((text) => ({ text })) } : {}),
+    ...(system.length ? { system: system.map((text) => ({ text })) } : {}),
     inferenceConfig: {
       ...(request.maxTokens !== undefined ? { maxTokens: request.maxTokens } : {}),
       ...(request.temperature !== undefined ? { temperature: Math.min(request.temperature, 1) } : {}),
@@ -40,8 +41,8 @@ export function encodeConverse(request: ChatRequest): Json {
 }
 
 /** Converse refuses two turns of one role in a row: they become one turn. */
-function alternating(messages: Message[]): Message[] {
-  const merged: Message[] = [];
+function alternating(messages: Turn[]): Turn[] {
+  const merged: Turn[] = [];
   for (const message of messages) {
     const last = merged.at(-1);
     if (last?.role === message.role) merged[merged.length - 1] = { role: last.role, content: [...last.content, ...message.content] };
@@ -50,7 +51,7 @@ function alternating(messages: Message[]): Message[] {
   return merged;
 }
 
-function toolsAsText(message: Message): Message {
+function toolsAsText(message: Turn): Turn {
   if (!message.content.some((p) => p.type === "tool_call" || p.type === "tool_result")) return message;
   const content = message.content.map((p): Part => {
     if (p.type === "tool_call") return { type: "text", text: `[called tool ${p.name} with ${p.arguments || "{}"}]` };

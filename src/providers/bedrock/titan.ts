@@ -1,7 +1,7 @@
 import { invalidRequest } from "../../errors.ts";
 import { finishFrom, type StreamDecoder } from "../../formats/codec.ts";
 import { isObject, numberOr, stringOr, type Json } from "../../formats/read.ts";
-import { textOf, type ChatReply, type ChatRequest, type Finish, type FinishReason, type StreamEvent } from "../../ir.ts";
+import { systemOnTop, textOf, type ChatReply, type ChatRequest, type Finish, type FinishReason, type StreamEvent } from "../../ir.ts";
 import { refuseUnsupported } from "../cross-family.ts";
 import { badShape, type Upstream } from "../upstream-errors.ts";
 
@@ -22,12 +22,12 @@ export function encodeRequest(request: ChatRequest): Json {
   refuseUnsupported(request, "Titan Text");
   if (request.responseFormat) throw invalidRequest("Titan Text models do not support response_format.", "response_format: unsupported by the model");
   if (request.tools?.length) throw invalidRequest("Titan Text models do not support tools.");
-  const turns = request.messages.map((m) => {
+  const { system, messages } = systemOnTop(request);
+  const turns = messages.map((m) => {
     if (m.content.some((p) => p.type !== "text")) throw invalidRequest("Titan Text models take text only: no images, tool calls or tool results.");
     return `${m.role === "user" ? "User" : "Bot"}: ${textOf(m.content)}`;
   });
-  const system = request.system.join("\n\n");
-  const inputText = `${system ? `${system}\n\n` : ""}${turns.join("\n")}\nBot:`;
+  const inputText = `${system.length ? `${system.join("\n\n")}\n\n` : ""}${turns.join("\n")}\nBot:`;
   const config: Json = {
     ...(request.maxTokens !== undefined ? { maxTokenCount: request.maxTokens } : {}),
     ...(request.temperature !== undefined ? { temperature: Math.min(request.temperature, 1) } : {}),

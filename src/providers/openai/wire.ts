@@ -1,6 +1,6 @@
 import { finishFrom, randomId, type StreamDecoder } from "../../formats/codec.ts";
 import { isObject, numberOr, stringOr, type Json } from "../../formats/read.ts";
-import type { ChatReply, ChatRequest, Finish, FinishReason, Message, Part, ResponseFormat, StreamEvent, ToolChoice, Usage } from "../../ir.ts";
+import { type ChatReply, type ChatRequest, type Finish, type FinishReason, type Message, type Part, type ResponseFormat, type StreamEvent, type ToolChoice, type Usage } from "../../ir.ts";
 import { refuseUnsupported } from "../cross-family.ts";
 import { badShape, type Upstream } from "../upstream-errors.ts";
 
@@ -48,6 +48,11 @@ function encodeResponseFormat(format: ResponseFormat): Json {
 }
 
 function encodeMessage(message: Message): Json[] {
+  // OpenAI takes system messages anywhere: one said mid-conversation stays where it was (and the prefix stays cacheable).
+  if (message.role === "system") {
+    const texts = message.content.flatMap((p) => (p.type === "text" ? [{ type: "text", text: p.text }] : []));
+    return [{ role: "system", content: texts.length === 1 ? texts[0]!.text : texts }];
+  }
   if (message.role === "assistant") {
     const text = message.content.filter((p) => p.type === "text").map((p) => p.text).join("");
     const calls = message.content.flatMap((p) =>
