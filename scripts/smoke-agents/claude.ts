@@ -1,7 +1,8 @@
 /**
  * Claude Code against parley: installs `@anthropic-ai/claude-code` from npm into a temporary
  * directory (or uses CLAUDE_BIN), starts parley on the fake upstreams, runs `claude -p "say hi"`
- * with ANTHROPIC_BASE_URL pointed at it and checks the reply. Prints every call Claude Code made
+ * with ANTHROPIC_BASE_URL pointed at it and checks the reply: once to Bedrock Claude (lossless), once
+ * to an OpenAI model through the IR. Prints every call Claude Code made
  * (method, path, model, anthropic-beta), so a new release's habits show. Exits 1 on a failed check.
  */
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
@@ -12,7 +13,6 @@ import { startGateway, TEST_KEY } from "../../test/lib/gateway.ts";
 // The dist-tag, not the bare name: npm 11 on Node 20 resolves a bare name to the newest release whose
 // `engines` allow Node 20 (2.1.197), while the native binary runs anywhere and users get `latest`.
 const PACKAGE = process.env.CLAUDE_CODE_PACKAGE ?? "@anthropic-ai/claude-code@latest";
-const EXPECTED = "Hello from Claude";
 let failures = 0;
 const check = (name: string, ok: boolean, detail = "") => {
   if (!ok) failures++;
@@ -28,60 +28,73 @@ const binary = process.env.CLAUDE_BIN ?? install();
 const version = Bun.spawnSync([binary, "--version"]).stdout.toString().trim();
 console.log(`claude ${version}`);
 
-const gateway = await startGateway({ UPSTREAM_RETRIES: "0" });
-const calls: string[] = [];
-const server = Bun.serve({
-  hostname: "127.0.0.1",
-  port: 0,
-  idleTimeout: 0,
-  async fetch(request) {
-    const url = new URL(request.url);
-    const body = request.method === "POST" ? await request.clone().text() : "";
-    const model = /"model"\s*:\s*"([^"]+)"/.exec(body)?.[1];
-    const beta = request.headers.get("anthropic-beta");
-    // The body's first and last members: parley keeps the client's text when they are model and stream.
-    const keys = body.startsWith("{") ? Object.keys(JSON.parse(body)) : [];
-    const ends = keys.length ? ` members=${keys[0]}..${keys.at(-1)}` : "";
-    calls.push(`${request.method} ${url.pathname}${url.search}${model ? ` model=${model}` : ""}${beta ? ` anthropic-beta=${beta}` : ""}${ends}`);
-    return gateway.app.handle(request);
-  },
-});
-
-const home = mkdtempSync(join(tmpdir(), "parley-claude-home-"));
-const run = Bun.spawn([binary, "-p", "say hi"], {
-  cwd: home,
-  env: {
-    PATH: process.env.PATH ?? "/usr/bin:/bin",
-    HOME: home,
-    ANTHROPIC_BASE_URL: `http://127.0.0.1:${server.port}`,
-    ANTHROPIC_API_KEY: TEST_KEY,
-    // Nothing but parley: no telemetry, error reports, update checks.
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-    DISABLE_AUTOUPDATER: "1",
-    DISABLE_TELEMETRY: "1",
-    DISABLE_ERROR_REPORTING: "1",
-  },
-  stdout: "pipe",
-  stderr: "pipe",
-});
-const timer = setTimeout(() => run.kill(), 120_000);
-const [stdout, stderr, code] = await Promise.all([new Response(run.stdout).text(), new Response(run.stderr).text(), run.exited]);
-clearTimeout(timer);
-
-console.log("calls Claude Code made:");
-for (const call of calls) console.log(`  ${call}`);
-check("claude -p exits 0", code === 0, code === 0 ? "" : stderr.trim().slice(0, 500));
-check(`claude -p prints the model's answer`, stdout.includes(EXPECTED), JSON.stringify(stdout.trim().slice(0, 200)));
-check("it called POST /v1/messages", calls.some((c) => c.startsWith("POST /v1/messages")));
-check("every Messages call reached Bedrock", gateway.bedrock.received.filter((r) => r.action !== "count-tokens").length >= calls.filter((c) => /^POST \/v1\/messages(\?|\s|$)/.test(c)).length);
-for (const { action, modelId, body } of gateway.bedrock.received) {
-  const roles = Array.isArray(body.messages) ? [...new Set(body.messages.map((m: { role: string }) => m.role))].join("/") : "-";
-  console.log(`Bedrock got ${action} ${modelId}: fields ${Object.keys(body).join(", ")}; roles ${roles}; anthropic_beta ${JSON.stringify(body.anthropic_beta ?? [])}`);
-}
-
-server.stop(true);
-await gateway.stop();
+// The lossless route (Claude to Bedrock Claude), then a cross-family one: Claude Code's own model
+// name aliased to an OpenAI model, as a user who points it at GPT or a local model does.
+await route("Bedrock Claude", {}, "Hello from Claude");
+await route("an OpenAI model", { MODEL_ALIASES: "claude-opus-5-5=gpt-4o,claude-sonnet-4-5=gpt-4o,claude-haiku-4-5=gpt-4o" }, "Hello from OpenAI");
 process.exit(failures === 0 ? 0 : 1);
+
+async function route(name: string, env: Record<string, string>, expected: string) {
+  console.log(`\n== Claude Code to ${name}`);
+  const gateway = await startGateway({ UPSTREAM_RETRIES: "0", ...env });
+  const calls: string[] = [];
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    idleTimeout: 0,
+    async fetch(request) {
+      const url = new URL(request.url);
+      const body = request.method === "POST" ? await request.clone().text() : "";
+      const model = /"model"\s*:\s*"([^"]+)"/.exec(body)?.[1];
+      const beta = request.headers.get("anthropic-beta");
+      // The body's first and last members: parley keeps the client's text when they are model and stream.
+      const keys = body.startsWith("{") ? Object.keys(JSON.parse(body)) : [];
+      const ends = keys.length ? ` members=${keys[0]}..${keys.at(-1)}` : "";
+      calls.push(`${request.method} ${url.pathname}${url.search}${model ? ` model=${model}` : ""}${beta ? ` anthropic-beta=${beta}` : ""}${ends}`);
+      return gateway.app.handle(request);
+    },
+  });
+
+  const home = mkdtempSync(join(tmpdir(), "parley-claude-home-"));
+  const run = Bun.spawn([binary, "-p", "say hi"], {
+    cwd: home,
+    env: {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOME: home,
+      ANTHROPIC_BASE_URL: `http://127.0.0.1:${server.port}`,
+      ANTHROPIC_API_KEY: TEST_KEY,
+      // Nothing but parley: no telemetry, error reports, update checks.
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+      DISABLE_AUTOUPDATER: "1",
+      DISABLE_TELEMETRY: "1",
+      DISABLE_ERROR_REPORTING: "1",
+    },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const timer = setTimeout(() => run.kill(), 120_000);
+  const [stdout, stderr, code] = await Promise.all([new Response(run.stdout).text(), new Response(run.stderr).text(), run.exited]);
+  clearTimeout(timer);
+
+  console.log("calls Claude Code made:");
+  for (const call of calls) console.log(`  ${call}`);
+  const messageCalls = calls.filter((c) => /^POST \/v1\/messages(\?|\s|$)/.test(c)).length;
+  check("claude -p exits 0", code === 0, code === 0 ? "" : stderr.trim().slice(0, 500));
+  check(`claude -p prints the model's answer`, stdout.includes(expected), JSON.stringify(stdout.trim().slice(0, 200)));
+  check("it called POST /v1/messages", messageCalls > 0);
+  const upstream = [
+    ...gateway.bedrock.received.filter((r) => r.action !== "count-tokens").map(({ action, modelId, body }) => ({ to: `Bedrock ${action} ${modelId}`, body })),
+    ...gateway.openai.received.filter((r) => r.path.endsWith("/chat/completions")).map(({ body }) => ({ to: `OpenAI ${body.model}`, body })),
+  ];
+  check(`every Messages call reached ${name}`, upstream.length >= messageCalls, `${upstream.length} of ${messageCalls}`);
+  for (const { to, body } of upstream) {
+    const roles = Array.isArray(body.messages) ? body.messages.map((m: { role: string }) => m.role).join(",") : "-";
+    const tools = Array.isArray(body.tools) ? body.tools.length : 0;
+    console.log(`${to} got fields ${Object.keys(body).join(", ")}; roles ${roles}; ${tools} tools; anthropic_beta ${JSON.stringify(body.anthropic_beta ?? [])}`);
+  }
+  server.stop(true);
+  await gateway.stop();
+}
 
 /** npm install into a temporary directory; the platform's native binary comes as an optional dependency. */
 function install(): string {
