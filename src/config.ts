@@ -22,7 +22,8 @@ export interface Config {
   corsOrigins: string[] | "*";
   apiKey: string | undefined;
   apiKeys: KeyEntry[];
-  alpha: { apiKey?: string; baseUrl: string; defaultModel?: string; custom: boolean };
+  /** `systemOnTop`: mid-conversation system messages join the system text (for chat templates that refuse them in place). */
+  alpha: { apiKey?: string; baseUrl: string; defaultModel?: string; custom: boolean; systemOnTop: boolean };
   beta: {
     region?: string;
     profile?: string;
@@ -117,6 +118,10 @@ export const SETTINGS: readonly Setting[] = [
   { key: "ALPHA_API_KEY", aliases: ["OPENAI_API_KEY"], secret: true, check: noSpace, help: "OpenAI API key" },
   { key: "ALPHA_BASE_URL", fallback: "https://api.openai.com/v1", check: url, help: "OpenAI-compatible server" },
   { key: "DEFAULT_ALPHA_MODEL", check: noSpace, help: "model used when a request names none" },
+  {
+    key: "ALPHA_SYSTEM_MESSAGES", fallback: "in-place", check: oneOf(["in-place", "top"]),
+    help: "a converted request's mid-conversation system messages: in-place, or top (joined to the system text, for chat templates that refuse them)",
+  },
   { key: "BETA_REGION", aliases: ["AWS_REGION", "AWS_DEFAULT_REGION"], check: region, help: "AWS region for Bedrock and S3" },
   { key: "BETA_PROFILE", aliases: ["AWS_PROFILE"], check: noSpace, help: "AWS named profile" },
   { key: "BETA_ACCESS_KEY_ID", aliases: ["AWS_ACCESS_KEY_ID"], secret: true, check: noSpace, help: "AWS access key id" },
@@ -240,6 +245,7 @@ function toConfig(v: Record<string, string | undefined>): Config {
       baseUrl: v.ALPHA_BASE_URL!.replace(/\/+$/, ""),
       defaultModel: v.DEFAULT_ALPHA_MODEL,
       custom: v.ALPHA_BASE_URL !== BY_KEY.get("ALPHA_BASE_URL")!.fallback,
+      systemOnTop: v.ALPHA_SYSTEM_MESSAGES!.toLowerCase() === "top",
     },
     beta: {
       region: v.BETA_REGION,

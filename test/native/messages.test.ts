@@ -279,6 +279,21 @@ describe("Anthropic client to an OpenAI model, through the IR", () => {
     ]);
   });
 
+  test("ALPHA_SYSTEM_MESSAGES=top: for a chat template that refuses them, system messages join the text on top", async () => {
+    const strict = await startGateway({ ALPHA_SYSTEM_MESSAGES: "top" });
+    try {
+      await strict.json("/v1/messages", {
+        model: "gpt-4o", max_tokens: 10, system: "First.",
+        messages: [{ role: "user", content: "hi" }, { role: "system", content: "Second." }, { role: "user", content: "go on" }],
+      });
+      expect(strict.openai.last().body.messages).toEqual([
+        { role: "system", content: "First." }, { role: "system", content: "Second." }, { role: "user", content: [{ type: "text", text: "hi" }, { type: "text", text: "go on" }] },
+      ]);
+    } finally {
+      await strict.stop();
+    }
+  });
+
   test("a server tool cannot be converted: 400 naming it", async () => {
     const response = await messages({ ...body, tools: [...body.tools, { type: "web_search_20250305", name: "web_search" }] });
     expect(response.status).toBe(400);

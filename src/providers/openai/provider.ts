@@ -39,12 +39,12 @@ export function createOpenAIProvider(config: Config): Provider {
     label: up.label,
 
     async complete(request, model, signal) {
-      const response = await post(JSON.stringify(encodeRequest({ ...request, stream: false }, model)), signal);
+      const response = await post(JSON.stringify(encodeRequest({ ...request, stream: false }, model, config.alpha.systemOnTop)), signal);
       return decodeReply(parseUpstreamJson(up, await readBody(response)), up);
     },
 
     async *stream(request, model, signal) {
-      const response = await post(JSON.stringify(encodeRequest({ ...request, stream: true }, model)), signal);
+      const response = await post(JSON.stringify(encodeRequest({ ...request, stream: true }, model, config.alpha.systemOnTop)), signal);
       const decode = streamDecoder(up);
       let events: string[] = [];
       const parser = createParser({

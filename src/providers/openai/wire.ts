@@ -1,6 +1,6 @@
 import { finishFrom, randomId, type StreamDecoder } from "../../formats/codec.ts";
 import { isObject, numberOr, stringOr, type Json } from "../../formats/read.ts";
-import { type ChatReply, type ChatRequest, type Finish, type FinishReason, type Message, type Part, type ResponseFormat, type StreamEvent, type ToolChoice, type Usage } from "../../ir.ts";
+import { systemOnTop, type ChatReply, type ChatRequest, type Finish, type FinishReason, type Message, type Part, type ResponseFormat, type StreamEvent, type ToolChoice, type Usage } from "../../ir.ts";
 import { refuseUnsupported } from "../cross-family.ts";
 import { badShape, type Upstream } from "../upstream-errors.ts";
 
@@ -19,10 +19,11 @@ function fromFinishReason(raw: string | null | undefined): Finish {
 }
 
 
-export function encodeRequest(request: ChatRequest, model: string): Json {
+export function encodeRequest(request: ChatRequest, model: string, onTop = false): Json {
   refuseUnsupported(request, "An OpenAI model");
-  const messages: Json[] = request.system.map((content) => ({ role: "system", content }));
-  for (const message of request.messages) messages.push(...encodeMessage(message));
+  const { system, messages: conversation } = onTop ? systemOnTop(request) : request;
+  const messages: Json[] = system.map((content) => ({ role: "system", content }));
+  for (const message of conversation) messages.push(...encodeMessage(message));
   const reasoning = /^o\d/.test(model);
   return {
     model,
@@ -63,7 +64,7 @@ function encodeMessage(message: Message): Json[] {
   const results = message.content.flatMap((p) => (p.type === "tool_result" ? [{ role: "tool", tool_call_id: p.toolCallId, content: p.content }] : []));
   const rest = message.content.filter((p) => p.type !== "tool_result" && p.type !== "reasoning");
   if (rest.length === 0) return results;
-  const simple = rest.every((p) => p.type === "text");
+  const simple = rest.length === 1 && rest[0]!.type === "text";
   const content = simple
     ? rest.map((p) => (p.type === "text" ? p.text : "")).join("")
     : rest.map((p) =>
