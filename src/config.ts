@@ -120,7 +120,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: "DEFAULT_ALPHA_MODEL", check: noSpace, help: "model used when a request names none" },
   {
     key: "ALPHA_SYSTEM_MESSAGES", fallback: "in-place", check: oneOf(["in-place", "top"]),
-    help: "a converted request's mid-conversation system messages: in-place, or top (joined to the system text, for chat templates that refuse them)",
+    help: "a converted request's mid-conversation system messages: in-place, or top (one system message first, turns alternating, for chat templates that refuse them)",
   },
   { key: "BETA_REGION", aliases: ["AWS_REGION", "AWS_DEFAULT_REGION"], check: region, help: "AWS region for Bedrock and S3" },
   { key: "BETA_PROFILE", aliases: ["AWS_PROFILE"], check: noSpace, help: "AWS named profile" },

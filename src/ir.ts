@@ -119,32 +119,28 @@ export const textOf = (parts: Part[]): string =>
 
 const isTurn = (m: Message): m is Turn => m.role !== "system";
 
-/**
- * The request as an upstream with system text only at the top reads it: the conversation's system
- * messages join that text, in order, and the turns either side of one become one turn if they are
- * of one role (not every upstream takes two in a row).
- */
+/** The request as an upstream with system text only at the top reads it: the conversation's system messages join that text, in order. */
 export function systemOnTop(request: ChatRequest): { system: string[]; messages: Turn[] } {
-  if (request.messages.every(isTurn)) return request as { system: string[]; messages: Turn[] };
+  if (request.messages.every(isTurn)) return { system: request.system, messages: request.messages as Turn[] };
   const system = [...request.system];
-  const messages: Turn[] = [];
-  let cut = false;
-  for (const m of request.messages) {
-    if (!isTurn(m)) {
-      for (const p of m.content) if (p.type === "text") system.push(p.text);
-      cut = true;
-      continue;
-    }
-    const last = messages.at(-1);
-    if (cut && last?.role === m.role) messages[messages.length - 1] = { role: m.role, content: [...last.content, ...m.content] };
-    else messages.push(m);
-    cut = false;
-  }
-  return { system, messages };
+  for (const m of request.messages) if (!isTurn(m)) for (const p of m.content) if (p.type === "text") system.push(p.text);
+  return { system, messages: request.messages.filter(isTurn) };
 }
 
-/** Where system texts said in the conversation go: on top before its first turn, else in place. */
+/** Two turns of one role in a row become one, for upstreams that refuse them (a system message taken out of the middle leaves such pairs). */
+export function alternating(messages: Turn[]): Turn[] {
+  const merged: Turn[] = [];
+  for (const message of messages) {
+    const last = merged.at(-1);
+    if (last?.role === message.role) merged[merged.length - 1] = { role: last.role, content: [...last.content, ...message.content] };
+    else merged.push(message);
+  }
+  return merged;
+}
+
+/** Where system texts said in the conversation go: on top before its first turn, else in place (an empty one nowhere). */
 export function pushSystem(system: string[], messages: Message[], texts: string[]) {
+  if (texts.every((text) => text === "")) return;
   if (messages.length === 0) system.push(...texts);
   else messages.push({ role: "system", content: texts.map((text) => ({ type: "text", text })) });
 }

@@ -1,5 +1,5 @@
 import { GatewayError, invalidRequest, validationError } from "../errors.ts";
-import { pushSystem, type ChatReply, type ChatRequest, type Finish, type Message, type Part, type SseEvent, type Tool, type ToolChoice, type Usage } from "../ir.ts";
+import { pushSystem, textOf, type ChatReply, type ChatRequest, type Finish, type Message, type Part, type SseEvent, type Tool, type ToolChoice, type Usage } from "../ir.ts";
 import { randomId, usageTracker, type Codec, type StreamEncoder } from "./codec.ts";
 import { isObject, numberIn, numberOr, objectList, optionalBoolean, optionalString, parseDataUrl, positiveInt, type Json } from "./read.ts";
 
@@ -83,7 +83,7 @@ function decodeItem(item: Json, at: string, system: string[], messages: Message[
       switch (item.role) {
         case "system":
         case "developer":
-          return pushSystem(system, messages, [parts.map((p) => (p.type === "text" ? p.text : "")).join("")]);
+          return pushSystem(system, messages, [textOf(parts)]);
         case "user":
           return push(messages, "user", parts);
         case "assistant":

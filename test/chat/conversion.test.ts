@@ -191,6 +191,14 @@ describe("system, transcript and stop reasons", () => {
     ]);
   });
 
+  test("turns of one role either side of a system message: one turn for Claude, two lines for Titan", async () => {
+    const conversation = [{ role: "user", content: "x" }, { role: "system", content: "Be brief." }, { role: "user", content: "z" }];
+    await post({ model: CLAUDE, messages: conversation });
+    expect(gateway.bedrock.last().body.messages).toEqual([{ role: "user", content: [{ type: "text", text: "x" }, { type: "text", text: "z" }] }]);
+    await post({ model: "amazon.titan-text-lite-v1", messages: conversation });
+    expect(gateway.bedrock.last().body.inputText).toBe("Be brief.\n\nUser: x\nUser: z\nBot:");
+  });
+
   test("a conversation becomes a Titan User:/Bot: transcript ending with Bot:", async () => {
     await post({ model: "amazon.titan-text-lite-v1", messages: [
       { role: "system", content: "Be kind." }, { role: "user", content: "Hi" }, { role: "assistant", content: "Hello!" }, { role: "user", content: "How are you?" },

@@ -48,6 +48,11 @@ describe("the built-in mock provider (contract 11)", () => {
       messages: [{ role: "user", content: "Paris" }, first.choices[0].message, { role: "tool", tool_call_id: call.id, content: "sunny" }],
     })).json();
     expect(second.choices[0].message.content).toBe(`Tool ${call.id} returned: sunny`);
+    const reminded = await (await ask({
+      model: "mock/tools", tools: weather,
+      messages: [{ role: "user", content: "Paris" }, first.choices[0].message, { role: "tool", tool_call_id: call.id, content: "sunny" }, { role: "system", content: "Be brief." }],
+    })).json();
+    expect(reminded.choices[0].message.content).toBe(`Tool ${call.id} returned: sunny`);
     const streamed = await readSse(await ask({ model: "mock/tools", stream: true, tools: weather, messages: [{ role: "user", content: "Paris" }] }, "?target_format=beta_messages"));
     expect(streamed.find((e) => e.event === "content_block_start")!.data.content_block).toMatchObject({ type: "tool_use", name: "get_weather" });
   });

@@ -268,6 +268,11 @@ describe("Anthropic client to an OpenAI model, through the IR", () => {
     expect(gateway.openai.last().body.messages[1]).toEqual({ role: "assistant", content: "hello" });
   });
 
+  test("an empty mid-conversation system message is left out", async () => {
+    await messages({ model: "gpt-4o", max_tokens: 10, messages: [{ role: "user", content: "hi" }, { role: "system", content: "" }, { role: "system", content: [] }] });
+    expect(gateway.openai.last().body.messages).toEqual([{ role: "user", content: "hi" }]);
+  });
+
   test("a mid-conversation system message stays where it was said (OpenAI takes system messages anywhere)", async () => {
     await messages({
       model: "gpt-4o", max_tokens: 10, system: "First.",
@@ -279,16 +284,14 @@ describe("Anthropic client to an OpenAI model, through the IR", () => {
     ]);
   });
 
-  test("ALPHA_SYSTEM_MESSAGES=top: for a chat template that refuses them, system messages join the text on top", async () => {
+  test("ALPHA_SYSTEM_MESSAGES=top: for a chat template that refuses them, one system text on top and alternating turns", async () => {
     const strict = await startGateway({ ALPHA_SYSTEM_MESSAGES: "top" });
     try {
       await strict.json("/v1/messages", {
         model: "gpt-4o", max_tokens: 10, system: "First.",
         messages: [{ role: "user", content: "hi" }, { role: "system", content: "Second." }, { role: "user", content: "go on" }],
       });
-      expect(strict.openai.last().body.messages).toEqual([
-        { role: "system", content: "First." }, { role: "system", content: "Second." }, { role: "user", content: [{ type: "text", text: "hi" }, { type: "text", text: "go on" }] },
-      ]);
+      expect(strict.openai.last().body.messages).toEqual([{ role: "system", content: "First.\n\nSecond." }, { role: "user", content: "hi\n\ngo on" }]);
     } finally {
       await strict.stop();
     }

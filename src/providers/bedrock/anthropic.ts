@@ -1,7 +1,7 @@
 import { GatewayError, invalidRequest } from "../../errors.ts";
 import { finishFrom, type StreamDecoder } from "../../formats/codec.ts";
 import { isObject, numberOr, parseArguments, stringOr, type Json } from "../../formats/read.ts";
-import { systemOnTop, type ChatReply, type ChatRequest, type Finish, type FinishReason, type Part, type StreamEvent, type ToolChoice, type Usage } from "../../ir.ts";
+import { alternating, systemOnTop, type ChatReply, type ChatRequest, type Finish, type FinishReason, type Part, type StreamEvent, type ToolChoice, type Usage } from "../../ir.ts";
 import { refuseUnsupported } from "../cross-family.ts";
 import { badShape, type Upstream } from "../upstream-errors.ts";
 
@@ -41,7 +41,7 @@ export function encodeRequest(request: ChatRequest): Json {
     anthropic_version: BEDROCK_ANTHROPIC_VERSION,
     max_tokens: request.maxTokens ?? DEFAULT_MAX_TOKENS,
     ...(system.length ? { system: system.join("\n\n") } : {}),
-    messages: messages.map((m) => ({ role: m.role, content: m.content.map(encodeBlock) })),
+    messages: alternating(messages).map((m) => ({ role: m.role, content: m.content.map(encodeBlock) })),
     ...(request.temperature !== undefined ? { temperature: Math.min(request.temperature, 1) } : {}),
     ...(request.topP !== undefined ? { top_p: request.topP } : {}),
     ...(request.topK !== undefined ? { top_k: request.topK } : {}),

@@ -1,7 +1,7 @@
 import { invalidRequest } from "../../errors.ts";
 import type { StreamDecoder } from "../../formats/codec.ts";
 import { isObject, numberOr, parseArguments, stringOr, type Json } from "../../formats/read.ts";
-import { systemOnTop, type ChatReply, type ChatRequest, type Part, type StreamEvent, type Turn } from "../../ir.ts";
+import { alternating, systemOnTop, type ChatReply, type ChatRequest, type Part, type StreamEvent, type Turn } from "../../ir.ts";
 import { refuseUnsupported } from "../cross-family.ts";
 import { badShape, type Upstream } from "../upstream-errors.ts";
 import { fromStopReason } from "./anthropic.ts";
@@ -20,6 +20,7 @@ export function encodeConverse(request: ChatRequest): Json {
   const messages = none ? turns.map(toolsAsText) : turns;
   return {
     // Reasoning from another model cannot be sent back to this one; it only informed that model's answer.
+    // Converse refuses two turns of one role in a row.
     messages: alternating(messages).map((m) => ({ role: m.role, content: m.content.filter((p) => p.type !== "reasoning").map(encodePart) })),
     ...(system.length ? { system: system.map((text) => ({ text })) } : {}),
     inferenceConfig: {
@@ -38,17 +39,6 @@ export function encodeConverse(request: ChatRequest): Json {
         }
       : {}),
   };
-}
-
-/** Converse refuses two turns of one role in a row: they become one turn. */
-function alternating(messages: Turn[]): Turn[] {
-  const merged: Turn[] = [];
-  for (const message of messages) {
-    const last = merged.at(-1);
-    if (last?.role === message.role) merged[merged.length - 1] = { role: last.role, content: [...last.content, ...message.content] };
-    else merged.push(message);
-  }
-  return merged;
 }
 
 function toolsAsText(message: Turn): Turn {

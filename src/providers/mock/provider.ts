@@ -25,7 +25,7 @@ async function* script(request: ChatRequest, model: string, signal: AbortSignal)
   if (model === "mock/error-503") throw fromUpstreamStatus(up, 503, "mock/error-503 always answers 503.");
   const inputTokens = estimateTokens(request);
   yield { type: "start", id: "mock-0001", inputTokens };
-  const answered = request.messages.at(-1)?.content.some((p) => p.type === "tool_result");
+  const answered = lastTurn(request)?.content.some((p) => p.type === "tool_result");
   const tool = model === "mock/tools" && !answered && request.toolChoice?.type !== "none" ? pickTool(request) : undefined;
   if (tool) {
     const args = JSON.stringify(sampleArguments(tool, lastUserText(request)));
@@ -47,12 +47,14 @@ async function* script(request: ChatRequest, model: string, signal: AbortSignal)
 
 /** The echo, or after a tool round trip, what the tool returned. */
 function replyText(request: ChatRequest, model: string): string {
-  const last = request.messages.at(-1)?.content ?? [];
+  const last = lastTurn(request)?.content ?? [];
   const results = last.filter((p) => p.type === "tool_result");
   if (results.length) return results.map((p) => `Tool ${p.toolCallId} returned: ${p.content}`).join("\n");
   if (model === "mock/tools") return request.tools?.length ? "mock/tools: tool_choice is none, so no tool was called." : "mock/tools: no tools were offered.";
   return lastUserText(request) || "(mock: there was no user text to echo)";
 }
+
+const lastTurn = (request: ChatRequest) => request.messages.findLast((m) => m.role !== "system");
 
 function lastUserText(request: ChatRequest): string {
   const user = request.messages.findLast((m) => m.role === "user" && m.content.some((p) => p.type === "text"));

@@ -1,6 +1,6 @@
 import { finishFrom, randomId, type StreamDecoder } from "../../formats/codec.ts";
 import { isObject, numberOr, stringOr, type Json } from "../../formats/read.ts";
-import { systemOnTop, type ChatReply, type ChatRequest, type Finish, type FinishReason, type Message, type Part, type ResponseFormat, type StreamEvent, type ToolChoice, type Usage } from "../../ir.ts";
+import { alternating, systemOnTop, type ChatReply, type ChatRequest, type Finish, type FinishReason, type Message, type Part, type ResponseFormat, type StreamEvent, type ToolChoice, type Usage } from "../../ir.ts";
 import { refuseUnsupported } from "../cross-family.ts";
 import { badShape, type Upstream } from "../upstream-errors.ts";
 
@@ -21,9 +21,16 @@ function fromFinishReason(raw: string | null | undefined): Finish {
 
 export function encodeRequest(request: ChatRequest, model: string, onTop = false): Json {
   refuseUnsupported(request, "An OpenAI model");
-  const { system, messages: conversation } = onTop ? systemOnTop(request) : request;
-  const messages: Json[] = system.map((content) => ({ role: "system", content }));
-  for (const message of conversation) messages.push(...encodeMessage(message));
+  const messages: Json[] = [];
+  if (onTop) {
+    // For a chat template that wants one system message first and turns that alternate.
+    const { system, messages: turns } = systemOnTop(request);
+    if (system.length) messages.push({ role: "system", content: system.join("\n\n") });
+    for (const message of alternating(turns)) messages.push(...encodeMessage(message));
+  } else {
+    for (const content of request.system) messages.push({ role: "system", content });
+    for (const message of request.messages) messages.push(...encodeMessage(message));
+  }
   const reasoning = /^o\d/.test(model);
   return {
     model,
@@ -64,9 +71,10 @@ function encodeMessage(message: Message): Json[] {
   const results = message.content.flatMap((p) => (p.type === "tool_result" ? [{ role: "tool", tool_call_id: p.toolCallId, content: p.content }] : []));
   const rest = message.content.filter((p) => p.type !== "tool_result" && p.type !== "reasoning");
   if (rest.length === 0) return results;
-  const simple = rest.length === 1 && rest[0]!.type === "text";
+  // Text parts (blocks of one message, or two turns made one) are one string, a blank line between them.
+  const simple = rest.every((p) => p.type === "text");
   const content = simple
-    ? rest.map((p) => (p.type === "text" ? p.text : "")).join("")
+    ? rest.map((p) => (p.type === "text" ? p.text : "")).join("\n\n")
     : rest.map((p) =>
         p.type === "text" ? { type: "text", text: p.text }
         : p.type === "image" ? { type: "image_url", image_url: { url: `data:${p.mediaType};base64,${p.data}` } }
