@@ -24,6 +24,9 @@ interface Seen {
 
 export default async function check(): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), "parley-codex-"));
+  // The gateway's data goes under it too, and is removed with it.
+  const outer = process.env.TMPDIR;
+  process.env.TMPDIR = dir;
   const gateway = await startGateway();
   const seen: Seen[] = [];
   // In front of the gateway, to see what Codex itself sends (headers included).
@@ -69,6 +72,8 @@ export default async function check(): Promise<string> {
     server.stop(true);
     await gateway.stop();
     rmSync(dir, { recursive: true, force: true });
+    if (outer === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = outer;
   }
 }
 
