@@ -268,6 +268,16 @@ describe("Anthropic client to an OpenAI model, through the IR", () => {
     expect(gateway.openai.last().body.messages[1]).toEqual({ role: "assistant", content: "hello" });
   });
 
+  test("a mid-conversation system message that is not text: 422 in Anthropic's envelope naming it", async () => {
+    const response = await messages({ model: "gpt-4o", max_tokens: 10, messages: [{ role: "user", content: "hi" }, { role: "system", content: [{ type: "image", source: {} }] }] });
+    expect(response.status).toBe(422);
+    const error = await response.json();
+    expect(error.type).toBe("error");
+    expect(error.error.type).toBe("invalid_request_error");
+    expect(error.error.message).toContain("messages[1].content");
+    expect(gateway.openai.received.length).toBe(0);
+  });
+
   test("an empty mid-conversation system message is left out", async () => {
     await messages({ model: "gpt-4o", max_tokens: 10, messages: [{ role: "user", content: "hi" }, { role: "system", content: "" }, { role: "system", content: [] }] });
     expect(gateway.openai.last().body.messages).toEqual([{ role: "user", content: "hi" }]);
