@@ -3,7 +3,7 @@ import type { Config } from "./config.ts";
 import { GatewayError, invalidRequest } from "./errors.ts";
 import { usageTracker, type Codec, type StreamEncoder } from "./formats/codec.ts";
 import type { Json } from "./formats/read.ts";
-import { guardStream } from "./formats/sse.ts";
+import { guardStream, openChunks, type Chunks } from "./formats/sse.ts";
 import type { ChatRequest, SseEvent, StreamEvent, Usage } from "./ir.ts";
 import type { Logger } from "./log.ts";
 import type { NativeReply, Provider } from "./providers/provider.ts";
@@ -94,14 +94,14 @@ export function createChat({ config, providers, router, log, attachFiles }: Chat
       const native = dialect && provider.native?.[dialect];
       if (native && (provider.takesNative ? provider.takesNative(dialect, route.model) : route.model === request.model)) {
         const nativeCall = { body: call.raw, json: call.body, model: route.model, requested, stream: request.stream, signal: call.signal, headers: call.headers };
-        const reply = await firstByte(native(nativeCall), ms, provider.label, abandonStream);
+        const reply = await firstByte(native(nativeCall).then((reply) => opened(reply, provider.label)), ms, provider.label, abandonStream);
         if (reply.kind === "json") {
           done(reply.usage);
           return { kind: "bytes", bytes: reply.body, contentType: reply.contentType };
         }
         const ending = { last: output.lastEvent, names: output.endEvents, error: (e: GatewayError) => output.streamEncoder(requested, request).error(e) };
         const onEnd = call.onDone && ((tail: string) => done(output.usageIn?.(tail)));
-        return { kind: "stream", body: guardStream(reply.body, ending, reply.failure, () => incomplete(provider.label), onBreak, onEnd), contentType: reply.contentType };
+        return { kind: "stream", body: guardStream(reply.chunks, reply.first, ending, reply.failure, () => incomplete(provider.label), onBreak, onEnd), contentType: reply.contentType };
       }
       if (request.needsNative) throw invalidRequest(request.needsNative.reason, `${request.needsNative.field}: not supported on a converted route`);
       if (!request.stream) {
@@ -137,7 +137,7 @@ type Answer = DistributiveOmit<ChatOutcome, "headers"> & { headers?: Record<stri
 type DistributiveOmit<T, K extends keyof T> = T extends unknown ? Omit<T, K> : never;
 
 /** A native stream that came after its 504: nobody reads it. */
-const abandonStream = (late: NativeReply) => late.kind === "stream" && (late.body instanceof ReadableStream ? late.body.cancel() : late.body.return?.());
+const abandonStream = (late: Opened) => late.kind === "stream" && late.chunks.cancel();
 
 export type Chat = ReturnType<typeof createChat>;
 
@@ -176,6 +176,28 @@ async function* relay(
     yield* encoder.error(failure);
   } finally {
     await events.return?.();
+  }
+}
+
+/** A native reply, a stream's with its first chunk read. */
+type Opened = Extract<NativeReply, { kind: "json" }> | (Extract<NativeReply, { kind: "stream" }> & { chunks: Chunks; first: IteratorResult<Uint8Array, unknown> });
+
+/**
+ * A native stream's first chunk is read before the answer starts, as a converted stream's first
+ * event is: until then nothing has gone to the client, so a stream that fails at once (Bedrock
+ * sends throttling as a stream's first frame) is retried like any failed call, and the first-byte
+ * timeout covers the wait for it.
+ */
+async function opened(reply: NativeReply, label: string): Promise<Opened> {
+  if (reply.kind === "json") return reply;
+  const chunks = openChunks(reply.body);
+  try {
+    const first = await chunks.next();
+    if (first.done) throw incomplete(label);
+    return { ...reply, chunks, first };
+  } catch (error) {
+    void chunks.cancel().catch(() => {});
+    throw reply.failure(error);
   }
 }
 

@@ -36,14 +36,29 @@ const LAST_EVENT_BYTES = 4 * 1024 * 1024;
 /** What a guarded stream reads: a body, or a provider's own reader of its upstream (no stream of our own between). */
 export type ByteSource = ReadableStream<Uint8Array> | AsyncIterator<Uint8Array, unknown>;
 
+/** A byte source opened for reading, one chunk at a time. */
+export interface Chunks {
+  next(): Promise<IteratorResult<Uint8Array, unknown>>;
+  /** Stops reading and releases the upstream. */
+  cancel(reason?: unknown): Promise<unknown>;
+}
+
+export function openChunks(body: ByteSource): Chunks {
+  if (!(body instanceof ReadableStream)) return { next: () => body.next(), cancel: async (reason) => body.return?.(reason) };
+  const reader = body.getReader();
+  return { next: () => reader.read() as Promise<IteratorResult<Uint8Array, unknown>>, cancel: (reason) => reader.cancel(reason) };
+}
+
 /**
  * An upstream's stream handed on byte for byte. When it breaks, or ends without its dialect's last
  * event (a truncated reply must not pass as complete), the client gets the dialect's error event
  * and the stream ends: it never just stops. Each chunk is only kept (a bounded tail, by reference);
- * the text of the last events is decoded once, at the end.
+ * the text of the last events is decoded once, at the end. `first` is the chunk the caller read
+ * before it answered: it goes out with the response's head, in the same write.
  */
 export function guardStream(
-  body: ByteSource,
+  source: Chunks,
+  first: IteratorResult<Uint8Array, unknown>,
   ending: StreamEnding,
   /** What a failed read means (dropped connection, silence), and what a stream cut short means. */
   failure: (error: unknown) => Error,
@@ -52,8 +67,6 @@ export function guardStream(
   /** Given the text of the last events of a complete stream (its usage event, if it sent one). */
   onEnd?: (tail: string) => void,
 ): ReadableStream<Uint8Array> {
-  const reader = body instanceof ReadableStream ? body.getReader() : undefined;
-  const source = body as AsyncIterator<Uint8Array, unknown>;
   const names = ending.names;
   const tail = names ? lastEventTail() : chunkTail();
   // A named last event counts once its blank line has come: SSE readers drop an event cut short before it.
@@ -73,10 +86,9 @@ export function guardStream(
   return new ReadableStream<Uint8Array>({
     type: "direct",
     async pull(controller: ReadableStreamDirectController) {
-      for (;;) {
-        let next: IteratorResult<Uint8Array, unknown>;
+      for (let next: IteratorResult<Uint8Array, unknown> | undefined = first; ; next = undefined) {
         try {
-          next = reader ? ((await reader.read()) as IteratorResult<Uint8Array, unknown>) : await source.next();
+          next ??= await source.next();
         } catch (error) {
           if (gone) return;
           const failed = failure(error);
@@ -102,7 +114,7 @@ export function guardStream(
         const text = tail.text();
         if (complete(text)) onEnd(text);
       }
-      return reader ? reader.cancel(reason) : source.return?.(reason).then(() => {});
+      return source.cancel(reason).then(() => {});
     },
   } as unknown as UnderlyingDefaultSource<Uint8Array>);
 }

@@ -4,7 +4,7 @@ import { anthropic } from "../../src/formats/anthropic.ts";
 import type { Codec } from "../../src/formats/codec.ts";
 import { openaiChat } from "../../src/formats/openai-chat.ts";
 import { responses } from "../../src/formats/responses.ts";
-import { guardStream } from "../../src/formats/sse.ts";
+import { guardStream, openChunks } from "../../src/formats/sse.ts";
 
 /** The stream guard on its own: a body cut into the given pieces, what the client reads, and the usage it reported. */
 async function guarded(codec: Codec, pieces: Uint8Array[], iterator = false) {
@@ -15,7 +15,8 @@ async function guarded(codec: Codec, pieces: Uint8Array[], iterator = false) {
   const ending = { last: codec.lastEvent, names: codec.endEvents, error: (e: GatewayError) => codec.streamEncoder("m", {} as never).error(e) };
   let usage: unknown = "not reported";
   let broke: string | undefined;
-  const out = guardStream(body, ending, (e) => e as Error, () => new GatewayError(503, "service_unavailable_error", "cut short"), (e) => (broke = e.message), (tail) => (usage = codec.usageIn?.(tail)));
+  const chunks = openChunks(body);
+  const out = guardStream(chunks, await chunks.next(), ending, (e) => e as Error, () => new GatewayError(503, "service_unavailable_error", "cut short"), (e) => (broke = e.message), (tail) => (usage = codec.usageIn?.(tail)));
   return { text: await new Response(out).text(), usage, broke };
 }
 

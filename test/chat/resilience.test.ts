@@ -11,6 +11,7 @@ afterAll(() => gateway.stop());
 beforeEach(() => gateway.reset());
 
 const chat = (body: object, query = "") => gateway.json(`/v1/chat/completions${query}`, body);
+const messages = (body: object) => gateway.json("/v1/messages", body, { headers: { "anthropic-version": "2023-06-01" } });
 const overloaded = { kind: "error" as const, status: 503, message: "overloaded" };
 
 describe("retries before the first byte (contract 10)", () => {
@@ -34,6 +35,34 @@ describe("retries before the first byte (contract 10)", () => {
     const events = await readSse(stream);
     expect(stream.headers.get("x-parley-attempts")).toBe("2");
     expect(events.at(-1)!.data).toBe("[DONE]");
+  });
+
+  test("a same-family stream that Bedrock throttles in its first frame is retried: Claude Code's /v1/messages", async () => {
+    gateway.bedrock.next({ kind: "stream", events: anthropicEvents(["one"]), exceptionAfter: 0, exception: "throttlingException" });
+    const response = await messages({ model: CLAUDE, max_tokens: 50, stream: true, messages: hello });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("x-parley-attempts")).toBe("2");
+    const events = await readSse(response);
+    expect(events.map((e) => e.event)).not.toContain("error");
+    expect(events.at(-1)!.event).toBe("message_stop");
+    expect(gateway.bedrock.received.length).toBe(2);
+  });
+
+  test("throttled in the first frame on every try: a 429 in the caller's envelope, not a 200 with an error event", async () => {
+    const throttled = { kind: "stream" as const, events: anthropicEvents(["one"]), exceptionAfter: 0, exception: "throttlingException" };
+    gateway.bedrock.next(throttled, throttled, throttled);
+    const response = await messages({ model: CLAUDE, max_tokens: 50, stream: true, messages: hello });
+    expect(response.status).toBe(429);
+    expect(response.headers.get("x-parley-attempts")).toBe("3");
+    expect(await response.json()).toEqual({ type: "error", error: { type: "rate_limit_error", message: expect.any(String) } });
+  });
+
+  test("a passthrough stream whose upstream drops before its first chunk is retried", async () => {
+    gateway.openai.next({ kind: "stream", breakAfter: 0 });
+    const response = await chat({ model: "gpt-4o", messages: hello, stream: true });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("x-parley-attempts")).toBe("2");
+    expect((await readSse(response)).at(-1)!.data).toBe("[DONE]");
   });
 
   test("a reset mid-body of a whole reply is retried", async () => {

@@ -2,7 +2,7 @@ import { afterAll, beforeEach, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import { GatewayError } from "../../src/errors.ts";
 import { responses } from "../../src/formats/responses.ts";
-import { guardStream } from "../../src/formats/sse.ts";
+import { guardStream, openChunks } from "../../src/formats/sse.ts";
 import { anthropicEvents, anthropicReply, converseEvents } from "../lib/fake-bedrock.ts";
 import { readSse, startGateway, TEST_KEY } from "../lib/gateway.ts";
 
@@ -297,7 +297,8 @@ describe("the passthrough's end check", () => {
       },
     });
     const ending = { last: responses.lastEvent, names: responses.endEvents, error: (e: GatewayError) => responses.streamEncoder("m", {} as never).error(e) };
-    const out = guardStream(body, ending, (e) => e as Error, () => new GatewayError(503, "service_unavailable_error", "cut short"), () => {});
+    const chunks = openChunks(body);
+    const out = guardStream(chunks, await chunks.next(), ending, (e) => e as Error, () => new GatewayError(503, "service_unavailable_error", "cut short"), () => {});
     return new Response(out).text();
   };
 
