@@ -1,8 +1,9 @@
 /**
- * `bun scripts/bench/lat.ts [--path json,messages] [--rounds 7] [--cold] [DIR[@KEY=VALUE]...]`: added latency at
+ * `bun scripts/bench/lat.ts [--path json,messages] [--rounds 7] [--cold] [DIR[@KEY=VALUE]... | floor]`: added latency at
  * concurrency 1 only, for the given paths, of the hop and of each parley checkout (default: this one),
  * each request in turn, on servers warmed by a 1 s load as `bun run bench` measures it (`--cold`: on
- * the fresh servers). Quick to rerun while changing the critical path.
+ * the fresh servers). `floor` adds scripts/bench/floor.ts (path json only). Quick to rerun while
+ * changing the critical path.
  */
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -26,10 +27,16 @@ try {
   const checkouts = positionals.length ? positionals : [root];
   const servers = [];
   for (const checkout of checkouts) {
+    if (checkout === "floor") {
+      // The contract's least work (floor.ts), called on the upstream's own path as ab.ts calls it.
+      const floor = await fleet.startHelper("floor", "scripts/bench/floor.ts", { UPSTREAM: upstream.url, KEY }, [process.execPath, "--smol"]);
+      servers.push({ name: "floor", ...floor, floor: true });
+      continue;
+    }
     // `DIR@KEY=VALUE` adds to that server's environment, as in ab.ts.
     const [where, ...flags] = checkout.split("@");
     const env = Object.fromEntries(flags.map((flag) => [flag.slice(0, flag.indexOf("=")), flag.slice(flag.indexOf("=") + 1)]));
-    servers.push({ name: checkout, ...(await fleet.startParley([process.execPath, "--no-env-file", "--smol", join(resolve(where!), "src/cli.ts")], upstream.url, env)) });
+    servers.push({ name: checkout, floor: false, ...(await fleet.startParley([process.execPath, "--no-env-file", "--smol", join(resolve(where!), "src/cli.ts")], upstream.url, env)) });
   }
   for (const name of values.path!.split(",")) {
     const path = PATHS[name];
@@ -39,7 +46,9 @@ try {
     const targets: Target[] = [
       { name: "direct", url: `${upstream.url}${path.upstreamPath}`, body: upstreamBody, headers },
       { name: "hop", url: `${hop.url}${path.upstreamPath}`, body: upstreamBody, headers },
-      ...servers.map((s) => ({ name: s.name, url: `${s.url}${request.url}`, body: JSON.stringify(path.body), headers: request.headers })),
+      ...servers.map((s) => (s.floor
+        ? { name: s.name, url: `${s.url}${path.upstreamPath}`, body: JSON.stringify(path.body), headers }
+        : { name: s.name, url: `${s.url}${request.url}`, body: JSON.stringify(path.body), headers: request.headers })),
     ];
     if (!values.cold) {
       const pids = [hop.proc.pid, ...servers.map((server) => server.proc.pid)];
