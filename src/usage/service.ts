@@ -17,9 +17,10 @@ export interface UsageService {
   budgets?: Budgets;
   database: () => Database;
   /**
-   * Runs `task` once the answer in hand has been written, with the tasks of every request answered
-   * meanwhile: counting a completion adds nothing to its latency. A timer, not setImmediate: Bun
-   * runs immediates before it writes the answers of the turn to their sockets.
+   * Runs `task` once the answer in hand is Bun's to write, with the tasks of every request answered
+   * meanwhile: a microtask, about a µs of counting before Bun writes the answer. A timer instead
+   * kept that µs off the answer but woke the event loop once more for it, which at concurrency 1
+   * cost 21-26 µs of CPU a request (`ab.ts --connections 1`) and bought no latency that showed.
    */
   later(task: () => void): void;
   /** Runs what `later` holds now: before a read of the records or metrics, and at the end. */
@@ -48,7 +49,7 @@ export function createUsageService(config: Config, database: () => Database, red
     ...(budgets ? { budgets } : {}),
     database,
     later(task) {
-      if (tasks.length === 0) setTimeout(runTasks, 0);
+      if (tasks.length === 0) queueMicrotask(runTasks);
       tasks.push(task);
     },
     settle: runTasks,
