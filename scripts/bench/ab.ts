@@ -6,13 +6,13 @@
  * what a change buys in CPU per request and req/s, on a shared machine. `DIR@no-smol` runs that
  * checkout without `--smol` (as `--no-smol` does for all); `DIR@KEY=VALUE` adds to its environment
  * (`../main@USAGE=off@METRICS=off`), so one checkout can be compared with a feature on and off.
- * `floor` adds scripts/bench/floor.ts, the least the contract asks of a proxy (path json only).
+ * `floor` adds scripts/bench/floor.ts, the least the contract asks of a proxy (paths json and messages).
  */
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { load, total, wrk, type Load, type Target } from "./measure.ts";
 import { createFleet, KEY } from "./processes.ts";
-import { parleyRequest, PATHS } from "./profile-paths.ts";
+import { floorRequest, parleyRequest, PATHS } from "./profile-paths.ts";
 
 const { values, positionals } = parseArgs({
   args: Bun.argv.slice(2),
@@ -38,7 +38,8 @@ try {
   for (const checkout of positionals) {
     if (checkout === "floor") {
       const floor = await fleet.startHelper("floor", "scripts/bench/floor.ts", { UPSTREAM: upstream.url, KEY }, [process.execPath, ...(values["no-smol"] ? [] : ["--smol"])]);
-      variants.push({ name: "floor", pid: floor.proc.pid, target: { name: "floor", url: `${floor.url}${path.upstreamPath}`, body: JSON.stringify(path.body), headers } });
+      const request = floorRequest(path, KEY);
+      variants.push({ name: "floor", pid: floor.proc.pid, target: { name: "floor", url: `${floor.url}${request.url}`, body: JSON.stringify(path.body), headers: request.headers } });
       continue;
     }
     const [where, ...flags] = checkout.split("@");

@@ -1,22 +1,53 @@
 /**
  * The floor: the least a proxy must do to answer the passthrough JSON path as the contract asks,
- * written as one function, for `ab.ts floor` to set beside the hop and parley. Over the reference hop
- * it adds the key check (SHA-256, a constant-time compare), the body parsed for its model, the
- * client's abort signal and a first-byte timer on the upstream call, the reply read and parsed for
- * its usage, and a request id and parley's headers on the answer. No routing, fallbacks, usage
- * records, metrics or log line: what is left between it and parley is parley's own structure.
+ * written as one function, for `ab.ts floor` and `lat.ts floor` to set beside the hop and parley. Over
+ * the reference hop it adds the key check (SHA-256, a constant-time compare), the body parsed for its
+ * model, the client's abort signal and a first-byte timer on the upstream call, the reply read and
+ * parsed for its usage, and a request id and parley's headers on the answer. On `POST /v1/messages`
+ * (an Anthropic client to Bedrock Claude, JSON) it also makes the body InvokeModel's (model and stream
+ * out, anthropic_version in) and signs the call with SigV4, parley's own signer being the least a
+ * signature costs. No routing, fallbacks, usage records, metrics or log line: what is left between it
+ * and parley is parley's own structure.
  */
 import { timingSafeEqual } from "node:crypto";
+import { createSigner } from "../../src/providers/bedrock/sigv4.ts";
 
 const upstream = process.env.UPSTREAM!;
 const KEY = Bun.SHA256.hash(process.env.KEY ?? "sk-bench-key") as Uint8Array;
 const FIRST_BYTE_MS = 600_000;
+const sign = createSigner("us-east-1", "bedrock");
+const credentials = { accessKeyId: "AKIABENCH", secretAccessKey: "bench" };
+const host = new URL(upstream).host;
+
+/** The call's first byte, or an error once FIRST_BYTE_MS has gone by. */
+function firstByte(call: Promise<Response>): Promise<Response> {
+  return new Promise<Response>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error("first byte too late")), FIRST_BYTE_MS);
+    call.then((r) => (clearTimeout(timer), resolve(r)), (e) => (clearTimeout(timer), reject(e)));
+  });
+}
+
+/** An Anthropic client's JSON call, as Bedrock's InvokeModel takes it. */
+async function messages(request: Request): Promise<Response> {
+  const key = request.headers.get("x-api-key");
+  if (!key || !timingSafeEqual(Bun.SHA256.hash(key) as Uint8Array, KEY)) return new Response(null, { status: 401 });
+  const { model, stream: _stream, ...rest } = JSON.parse(await request.text()) as { model: string; stream?: boolean };
+  const body = JSON.stringify({ anthropic_version: "bedrock-2023-05-31", ...rest });
+  const path = `/model/${encodeURIComponent(model)}/invoke`;
+  const headers = sign(host, path, "application/json", body, credentials);
+  const response = await firstByte(fetch(`${upstream}${path}`, { method: "POST", body, signal: request.signal, timeout: FIRST_BYTE_MS, headers }));
+  const text = await response.text();
+  void (JSON.parse(text) as { usage?: { input_tokens?: number } }).usage?.input_tokens;
+  const id = crypto.randomUUID();
+  return new Response(text, { headers: { "content-type": "application/json", "x-request-id": id, "request-id": id, "x-parley-model": model, "x-parley-attempts": "1" } });
+}
 
 const server = Bun.serve({
   hostname: "127.0.0.1",
   port: Number(process.env.PORT ?? 0),
   idleTimeout: 0,
   async fetch(request) {
+    if (request.url.endsWith("/v1/messages")) return messages(request);
     const key = /^Bearer\s+(.+)$/i.exec(request.headers.get("authorization") ?? "")?.[1];
     if (!key || !timingSafeEqual(Bun.SHA256.hash(key) as Uint8Array, KEY)) return new Response(null, { status: 401 });
     const body = await request.text();
@@ -26,10 +57,7 @@ const server = Bun.serve({
       method: "POST", body, signal: request.signal, timeout: FIRST_BYTE_MS,
       headers: { "content-type": "application/json", authorization: "Bearer sk-upstream" },
     });
-    const response = await new Promise<Response>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error("first byte too late")), FIRST_BYTE_MS);
-      call.then((r) => (clearTimeout(timer), resolve(r)), (e) => (clearTimeout(timer), reject(e)));
-    });
+    const response = await firstByte(call);
     const text = await response.text();
     const usage = (JSON.parse(text) as { usage?: { prompt_tokens?: number } }).usage;
     void usage?.prompt_tokens;

@@ -2,14 +2,14 @@
  * `bun scripts/bench/lat.ts [--path json,messages] [--rounds 7] [--cold] [DIR[@KEY=VALUE]... | floor]`: added latency at
  * concurrency 1 only, for the given paths, of the hop and of each parley checkout (default: this one),
  * each request in turn, on servers warmed by a 1 s load as `bun run bench` measures it (`--cold`: on
- * the fresh servers). `floor` adds scripts/bench/floor.ts (path json only). Quick to rerun while
+ * the fresh servers). `floor` adds scripts/bench/floor.ts (paths json and messages). Quick to rerun while
  * changing the critical path.
  */
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { latency, load, type Target } from "./measure.ts";
 import { createFleet, KEY, root } from "./processes.ts";
-import { parleyRequest, PATHS } from "./profile-paths.ts";
+import { floorRequest, parleyRequest, PATHS } from "./profile-paths.ts";
 
 const { values, positionals } = parseArgs({
   args: Bun.argv.slice(2),
@@ -46,9 +46,10 @@ try {
     const targets: Target[] = [
       { name: "direct", url: `${upstream.url}${path.upstreamPath}`, body: upstreamBody, headers },
       { name: "hop", url: `${hop.url}${path.upstreamPath}`, body: upstreamBody, headers },
-      ...servers.map((s) => (s.floor
-        ? { name: s.name, url: `${s.url}${path.upstreamPath}`, body: JSON.stringify(path.body), headers }
-        : { name: s.name, url: `${s.url}${request.url}`, body: JSON.stringify(path.body), headers: request.headers })),
+      ...servers.map((s) => {
+        const to = s.floor ? floorRequest(path, KEY) : request;
+        return { name: s.name, url: `${s.url}${to.url}`, body: JSON.stringify(path.body), headers: to.headers };
+      }),
     ];
     if (!values.cold) {
       const pids = [hop.proc.pid, ...servers.map((server) => server.proc.pid)];

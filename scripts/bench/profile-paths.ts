@@ -48,3 +48,12 @@ export function parleyRequest(path: BenchPath, key: string): { url: string; head
     : { authorization: `Bearer ${key}` };
   return { url: `${path.endpoint ?? "/v1/chat/completions"}${path.query ?? ""}`, headers: { ...headers, "content-type": "application/json" } };
 }
+
+/**
+ * The request the floor (floor.ts) gets on `path`: an Anthropic client's as parley gets it (the floor
+ * serves /v1/messages as parley does), else the upstream's own path, as the hop gets it.
+ */
+export function floorRequest(path: BenchPath, key: string): { url: string; headers: Record<string, string> } {
+  if (path.endpoint === "/v1/messages") return parleyRequest(path, key);
+  return { url: path.upstreamPath, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" } };
+}
