@@ -193,7 +193,7 @@ async function opened(reply: NativeReply, label: string): Promise<Opened> {
   const chunks = openChunks(reply.body);
   try {
     const first = await chunks.next();
-    if (first.done) throw incomplete(label);
+    if (first.done) throw incomplete(label, true);
     return { ...reply, chunks, first };
   } catch (error) {
     void chunks.cancel().catch(() => {});

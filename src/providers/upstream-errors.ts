@@ -75,9 +75,12 @@ export async function readUpstreamJson(up: Upstream, response: Response): Promis
   return parseUpstreamJson(up, await response.text().catch((error) => fetchFailed(up, error, true)));
 }
 
-/** A stream that ended without its last event: the reply is not complete, whatever came before. */
-export const incomplete = (label: string) =>
-  new GatewayError(503, "service_unavailable_error", `${label}'s stream ended before the reply was complete.`);
+/**
+ * A stream that ended without its last event: the reply is not complete, whatever came before.
+ * Worth another call when nothing came at all (`empty`).
+ */
+export const incomplete = (label: string, empty = false) =>
+  new GatewayError(503, "service_unavailable_error", `${label}'s stream ended before the reply was complete.`, { retryable: empty });
 
 export const timedOut = (label: string, ms: number) =>
   new GatewayError(504, "service_unavailable_error", `${label} sent nothing within ${ms} ms (UPSTREAM_TIMEOUT_MS).`, { retryable: true });

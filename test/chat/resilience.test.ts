@@ -65,6 +65,14 @@ describe("retries before the first byte (contract 10)", () => {
     expect((await readSse(response)).at(-1)!.data).toBe("[DONE]");
   });
 
+  test("a passthrough stream that ends before its first chunk is retried", async () => {
+    gateway.openai.next({ kind: "stream", endAfter: 0 });
+    const response = await chat({ model: "gpt-4o", messages: hello, stream: true });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("x-parley-attempts")).toBe("2");
+    expect((await readSse(response)).at(-1)!.data).toBe("[DONE]");
+  });
+
   test("a reset mid-body of a whole reply is retried", async () => {
     gateway.openai.next({ kind: "reset", bytes: '{"id":"chatcmpl-x","choi' });
     const response = await chat({ model: "gpt-4o", messages: hello });
