@@ -57,20 +57,14 @@ describe("retries before the first byte (contract 10)", () => {
     expect(await response.json()).toEqual({ type: "error", error: { type: "rate_limit_error", message: expect.any(String) } });
   });
 
-  test("a passthrough stream whose upstream drops before its first chunk is retried", async () => {
-    gateway.openai.next({ kind: "stream", breakAfter: 0 });
-    const response = await chat({ model: "gpt-4o", messages: hello, stream: true });
-    expect(response.status).toBe(200);
-    expect(response.headers.get("x-parley-attempts")).toBe("2");
-    expect((await readSse(response)).at(-1)!.data).toBe("[DONE]");
-  });
-
-  test("a passthrough stream that ends before its first chunk is retried", async () => {
-    gateway.openai.next({ kind: "stream", endAfter: 0 });
-    const response = await chat({ model: "gpt-4o", messages: hello, stream: true });
-    expect(response.status).toBe(200);
-    expect(response.headers.get("x-parley-attempts")).toBe("2");
-    expect((await readSse(response)).at(-1)!.data).toBe("[DONE]");
+  test("a passthrough stream whose upstream drops or ends before its first chunk is retried", async () => {
+    for (const fault of [{ breakAfter: 0 }, { endAfter: 0 }]) {
+      gateway.reset();
+      gateway.openai.next({ kind: "stream", ...fault });
+      const response = await chat({ model: "gpt-4o", messages: hello, stream: true });
+      expect({ fault, status: response.status, attempts: response.headers.get("x-parley-attempts") }).toEqual({ fault, status: 200, attempts: "2" });
+      expect((await readSse(response)).at(-1)!.data).toBe("[DONE]");
+    }
   });
 
   test("a reset mid-body of a whole reply is retried", async () => {
