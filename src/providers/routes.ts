@@ -48,10 +48,14 @@ export function createRouter(config: Pick<Config, "modelAliases" | "modelRoutes"
   };
 }
 
+/** Characters of an unknown model id the error quotes. */
+const QUOTED = 200;
+
 function unknownModel(requested: string, ids: string[]) {
   const near = closeMatches(requested, ids);
   const hint = near.length ? ` Did you mean ${near.map((id) => `'${id}'`).join(", ")}?` : "";
-  return notFound(`The model '${requested}' is not routed to any provider.${hint} Use an id from GET /v1/models, or route it with MODEL_ROUTES (pattern=alpha|beta) or MODEL_ALIASES (alias=model).`);
+  const quoted = requested.length > QUOTED ? `${requested.slice(0, QUOTED)}…' (${requested.length} characters)` : `${requested}'`;
+  return notFound(`The model '${quoted} is not routed to any provider.${hint} Use an id from GET /v1/models, or route it with MODEL_ROUTES (pattern=alpha|beta) or MODEL_ALIASES (alias=model).`);
 }
 
 export type Router = ReturnType<typeof createRouter>;

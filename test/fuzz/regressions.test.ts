@@ -108,3 +108,22 @@ describe("OpenAI replies that say nothing", () => {
     expect((await (await ask()).json()).usage).toMatchObject({ input_tokens: 0, output_tokens: 0 });
   });
 });
+
+describe("a model id of megabytes", () => {
+  let gateway: Gateway;
+  beforeAll(async () => {
+    gateway = await startGateway();
+  });
+  afterAll(() => gateway.stop());
+
+  test("is a 404 at once, quoting the start of it: its near names are not looked for letter by letter", async () => {
+    const model = "x".repeat(1_500_000);
+    const started = performance.now();
+    const response = await gateway.json("/v1/responses", { model, input: "hi" });
+    expect(performance.now() - started).toBeLessThan(2000);
+    expect(response.status).toBe(404);
+    const { error } = await response.json();
+    expect(error.message).toStartWith(`The model '${"x".repeat(200)}…' (1500000 characters) is not routed to any provider.`);
+    expect(error.message.length).toBeLessThan(1000);
+  });
+});
