@@ -137,7 +137,7 @@ type Answer = DistributiveOmit<ChatOutcome, "headers"> & { headers?: Record<stri
 type DistributiveOmit<T, K extends keyof T> = T extends unknown ? Omit<T, K> : never;
 
 /** A native stream that came after its 504: nobody reads it. */
-const abandonStream = (late: Opened) => late.kind === "stream" && late.chunks.cancel();
+const abandonStream = (late: Opened) => late.kind === "stream" && late.chunks.cancel().catch(() => {});
 
 export type Chat = ReturnType<typeof createChat>;
 

@@ -47,7 +47,7 @@ const server = Bun.serve({
   port: Number(process.env.PORT ?? 0),
   idleTimeout: 0,
   async fetch(request) {
-    if (request.url.endsWith("/v1/messages")) return messages(request);
+    if (new URL(request.url).pathname === "/v1/messages") return messages(request);
     const key = /^Bearer\s+(.+)$/i.exec(request.headers.get("authorization") ?? "")?.[1];
     if (!key || !timingSafeEqual(Bun.SHA256.hash(key) as Uint8Array, KEY)) return new Response(null, { status: 401 });
     const body = await request.text();

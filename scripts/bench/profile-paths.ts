@@ -54,6 +54,7 @@ export function parleyRequest(path: BenchPath, key: string): { url: string; head
  * serves /v1/messages as parley does), else the upstream's own path, as the hop gets it.
  */
 export function floorRequest(path: BenchPath, key: string): { url: string; headers: Record<string, string> } {
+  if ((path.body as { stream?: boolean }).stream) throw new Error("the floor answers JSON only: --path json, messages or responses");
   if (path.endpoint === "/v1/messages") return parleyRequest(path, key);
   return { url: path.upstreamPath, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" } };
 }

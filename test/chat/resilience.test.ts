@@ -1,7 +1,9 @@
 import { afterAll, beforeEach, describe, expect, test } from "bun:test";
 import { backoff } from "../../src/attempts.ts";
 import { GatewayError } from "../../src/errors.ts";
+import { testApp } from "../lib/app.ts";
 import { anthropicEvents } from "../lib/fake-bedrock.ts";
+import { startFaultyUpstream } from "../lib/faulty-upstream.ts";
 import { readSse, startGateway, TEST_KEY } from "../lib/gateway.ts";
 
 const CLAUDE = "anthropic.claude-3-5-sonnet-20241022-v2:0";
@@ -57,13 +59,32 @@ describe("retries before the first byte (contract 10)", () => {
     expect(await response.json()).toEqual({ type: "error", error: { type: "rate_limit_error", message: expect.any(String) } });
   });
 
-  test("a passthrough stream whose upstream drops or ends before its first chunk is retried", async () => {
-    for (const fault of [{ breakAfter: 0 }, { endAfter: 0 }]) {
-      gateway.reset();
-      gateway.openai.next({ kind: "stream", ...fault });
-      const response = await chat({ model: "gpt-4o", messages: hello, stream: true });
-      expect({ fault, status: response.status, attempts: response.headers.get("x-parley-attempts") }).toEqual({ fault, status: 200, attempts: "2" });
-      expect((await readSse(response)).at(-1)!.data).toBe("[DONE]");
+  test("a passthrough stream that ends before its first byte is retried", async () => {
+    gateway.openai.next({ kind: "stream", endAfter: 0 });
+    const response = await chat({ model: "gpt-4o", messages: hello, stream: true });
+    expect({ status: response.status, attempts: response.headers.get("x-parley-attempts") }).toEqual({ status: 200, attempts: "2" });
+    expect((await readSse(response)).at(-1)!.data).toBe("[DONE]");
+  });
+
+  test("a stream whose upstream answers 200 and drops before its first byte: retried, then the error in the caller's envelope", async () => {
+    const upstream = await startFaultyUpstream();
+    const app = testApp({
+      ALPHA_API_KEY: "sk-x", ALPHA_BASE_URL: upstream.openaiUrl, BETA_ENDPOINT_URL: upstream.bedrockUrl,
+      BETA_REGION: "us-east-1", BETA_ACCESS_KEY_ID: "AKIAX", BETA_SECRET_ACCESS_KEY: "x",
+    });
+    try {
+      const calls = [
+        app.json("/v1/chat/completions", { model: "gpt-fault-reset-before-body", messages: hello, stream: true }),
+        app.json("/v1/messages", { model: "anthropic.fault-reset-before-body", max_tokens: 5, messages: hello, stream: true }, { headers: { "anthropic-version": "2023-06-01" } }),
+      ];
+      const [passed, messages] = await Promise.all(calls);
+      expect({ status: passed!.status, attempts: passed!.headers.get("x-parley-attempts") }).toEqual({ status: 503, attempts: "3" });
+      expect((await passed!.json()).error.type).toBe("service_unavailable_error");
+      expect({ status: messages!.status, attempts: messages!.headers.get("x-parley-attempts") }).toEqual({ status: 503, attempts: "3" });
+      expect(await messages!.json()).toEqual({ type: "error", error: { type: "api_error", message: expect.any(String) } });
+      expect(upstream.seen.byFault.get("reset-before-body")).toBe(6);
+    } finally {
+      upstream.stop();
     }
   });
 

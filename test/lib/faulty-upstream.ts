@@ -14,7 +14,7 @@ import { anthropicEvents, anthropicReply, chunkFrame, converseEvents, converseRe
 
 /** Faults every call can get, whatever its style. */
 export const HTTP_FAULTS = [
-  "reset-before-headers", "reset-after-headers", "stall-before-headers", "stall-mid-body", "garbage", "html", "null",
+  "reset-before-headers", "reset-after-headers", "reset-before-body", "stall-before-headers", "stall-mid-body", "garbage", "html", "null",
   "wrong-shape", "truncated-json", "empty", "error-500-html", "error-429-odd-retry", "error-400-garbage", "error-401-echo",
   "error-529", "lying-length",
 ] as const;
@@ -182,6 +182,11 @@ async function answer(socket: Socket, call: Call) {
     case "reset-after-headers":
       socket.write(head(200, { ...(call.stream ? streamType : JSON_TYPE), "content-length": "5000" }));
       socket.write(call.stream ? good.pieces[0]! : good.json.slice(0, 10));
+      await wait(5);
+      return void socket.destroy();
+    case "reset-before-body":
+      // A 200 and nothing more: a stream that fails before its first byte.
+      socket.write(head(200, call.stream ? { ...streamType, "transfer-encoding": "chunked" } : { ...JSON_TYPE, "content-length": "5000" }));
       await wait(5);
       return void socket.destroy();
     case "stall-before-headers":
