@@ -117,7 +117,8 @@ export interface SseEvent {
 export const textOf = (parts: Part[]): string =>
   parts.map((p) => (p.type === "text" ? p.text : "")).join("");
 
-const isTurn = (m: Message): m is Turn => m.role !== "system";
+/** A user or assistant turn: not a system message said in the conversation. */
+export const isTurn = (m: Message): m is Turn => m.role !== "system";
 
 /** The request as an upstream with system text only at the top reads it: the conversation's system messages join that text, in order. */
 export function systemOnTop(request: ChatRequest): { system: string[]; messages: Turn[] } {

@@ -19,6 +19,9 @@ const sign = createSigner("us-east-1", "bedrock");
 const credentials = { accessKeyId: "AKIABENCH", secretAccessKey: "bench" };
 const host = new URL(upstream).host;
 
+/** The key check: SHA-256 and a constant-time compare, as parley's. */
+const keyOk = (key: string | null | undefined) => !!key && timingSafeEqual(Bun.SHA256.hash(key) as Uint8Array, KEY);
+
 /** The call's first byte, or an error once FIRST_BYTE_MS has gone by. */
 function firstByte(call: Promise<Response>): Promise<Response> {
   return new Promise<Response>((resolve, reject) => {
@@ -29,8 +32,7 @@ function firstByte(call: Promise<Response>): Promise<Response> {
 
 /** An Anthropic client's JSON call, as Bedrock's InvokeModel takes it. */
 async function messages(request: Request): Promise<Response> {
-  const key = request.headers.get("x-api-key");
-  if (!key || !timingSafeEqual(Bun.SHA256.hash(key) as Uint8Array, KEY)) return new Response(null, { status: 401 });
+  if (!keyOk(request.headers.get("x-api-key"))) return new Response(null, { status: 401 });
   const { model, stream: _stream, ...rest } = JSON.parse(await request.text()) as { model: string; stream?: boolean };
   const body = JSON.stringify({ anthropic_version: "bedrock-2023-05-31", ...rest });
   const path = `/model/${encodeURIComponent(model)}/invoke`;
@@ -48,8 +50,7 @@ const server = Bun.serve({
   idleTimeout: 0,
   async fetch(request) {
     if (new URL(request.url).pathname === "/v1/messages") return messages(request);
-    const key = /^Bearer\s+(.+)$/i.exec(request.headers.get("authorization") ?? "")?.[1];
-    if (!key || !timingSafeEqual(Bun.SHA256.hash(key) as Uint8Array, KEY)) return new Response(null, { status: 401 });
+    if (!keyOk(/^Bearer\s+(.+)$/i.exec(request.headers.get("authorization") ?? "")?.[1])) return new Response(null, { status: 401 });
     const body = await request.text();
     const model = (JSON.parse(body) as { model?: string }).model ?? "";
     const url = request.url;

@@ -1,5 +1,5 @@
 import type { ChatReply, ChatRequest, Part, StreamEvent, Tool } from "../../ir.ts";
-import { textOf } from "../../ir.ts";
+import { isTurn, textOf } from "../../ir.ts";
 import type { Provider } from "../provider.ts";
 import { fromUpstreamStatus, type Upstream } from "../upstream-errors.ts";
 
@@ -54,7 +54,7 @@ function replyText(request: ChatRequest, model: string): string {
   return lastUserText(request) || "(mock: there was no user text to echo)";
 }
 
-const lastTurn = (request: ChatRequest) => request.messages.findLast((m) => m.role !== "system");
+const lastTurn = (request: ChatRequest) => request.messages.findLast(isTurn);
 
 function lastUserText(request: ChatRequest): string {
   const user = request.messages.findLast((m) => m.role === "user" && m.content.some((p) => p.type === "text"));
