@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { defineCommand } from "citty";
 import { ConfigError, loadConfig, setConfigValue, type Loaded } from "../config.ts";
 import { announce, createLogger, type Logger } from "../log.ts";
-import { configuredProviders } from "../providers/registry.ts";
+import { configured } from "../providers/registry.ts";
+import { missing } from "../providers/upstreams.ts";
 import { checkPort, printReady, runServer, urlOf } from "../server/serve.ts";
 import { supervise } from "../server/supervisor.ts";
 import { exitOnConfigError } from "./fail.ts";
@@ -71,18 +72,15 @@ export default defineCommand({
     }),
 });
 
-const PROVIDER_VARIABLES: Record<string, string> = { alpha: "ALPHA_API_KEY (or ALPHA_BASE_URL)", beta: "BETA_REGION and AWS credentials" };
-
-/** What a person starting the server wants to know: providers, where the key and the data live. */
-function summarize({ config, entries, configFile }: Loaded, log: Logger): void {
-  const providers = Object.entries(configuredProviders(config));
-  log.info(`providers: ${providers.map(([name, ok]) => `${name} ${ok ? "configured" : "not configured"}`).join(", ")}`);
+/** What a person starting the server wants to know: upstreams, where the key and the data live. */
+function summarize({ config, entries, configFile, upstreamsFile }: Loaded, log: Logger): void {
+  const upstreams = Object.entries(configured(config.upstreams.upstreams));
+  log.info(`upstreams${upstreamsFile ? ` (${upstreamsFile})` : ""}: ${upstreams.map(([name, status]) => `${name} ${status === "available" ? "configured" : "not configured"}`).join(", ")}`);
   const source = entries.find((e) => e.key === "API_KEY")?.source;
   log.info(`API key: ${source === "config file" ? `in ${configFile}` : `from ${source === "env" ? "the environment" : source === ".env" ? "./.env" : source}`}`);
   log.info(`data: ${config.dataDir}; files in ${config.files.bucket ? `S3 bucket ${config.files.bucket}` : "the local store there"}`);
-  const real = providers.filter(([name]) => name !== "mock");
-  if (!real.some(([, ok]) => ok)) {
-    const missing = real.map(([name]) => PROVIDER_VARIABLES[name] ?? name).join(", or ");
-    log.warn(`no real provider is configured: only the built-in mock answers (model "mock"); set ${missing} (parley config set KEY VALUE)`);
+  const real = config.upstreams.upstreams.filter((u) => u.kind !== "mock");
+  if (!real.some((u) => !missing(u))) {
+    log.warn(`no real upstream is configured: only the built-in mock answers (model "mock"); set ${real.map((u) => `${u.name}: ${missing(u)}`).join("; or ")} (parley config set KEY VALUE), or declare upstreams in parley.toml`);
   }
 }

@@ -1,7 +1,7 @@
 import type { Config } from "../config.ts";
 import { envelope, GatewayError } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import { configuredProviders } from "../providers/registry.ts";
+import { configured } from "../providers/registry.ts";
 import { createAccessLog } from "./access-log.ts";
 import { createApp } from "./app.ts";
 
@@ -103,9 +103,9 @@ function failToListen(host: string, port: number, error: unknown): never {
   process.exit(2);
 }
 
-/** The one line a script waits for on stdout: where parley listens, its pid, and its providers. */
+/** The one line a script waits for on stdout: where parley listens, its pid, and its upstreams. */
 export function printReady(url: string, config: Config): void {
-  const providers = Object.fromEntries(Object.entries(configuredProviders(config)).map(([name, ok]) => [name, ok ? "available" : "not_configured"]));
+  const providers = configured(config.upstreams.upstreams);
   process.stdout.write(`${JSON.stringify({ event: "ready", url, pid: process.pid, providers })}\n`);
 }
 

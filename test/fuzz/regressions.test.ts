@@ -63,8 +63,8 @@ describe("prototype names in the model settings", () => {
     const toString = await ask("toString");
     expect(toString.status).toBe(404);
     expect((await toString.json()).error.message).toContain("'toString'");
-    // constructor routes to alpha, which is not configured here: a 503 naming the variable, no fallback (not retryable).
-    expect((await ask("constructor")).status).toBe(503);
+    // constructor routes to alpha, which is not configured here: a 404 naming the variable, no fallback (not retryable).
+    expect((await ask("constructor")).status).toBe(404);
   });
 });
 
@@ -123,7 +123,7 @@ describe("a model id of megabytes", () => {
     expect(performance.now() - started).toBeLessThan(2000);
     expect(response.status).toBe(404);
     const { error } = await response.json();
-    expect(error.message).toStartWith(`The model '${"x".repeat(200)}…' (1500000 characters) is not routed to any provider.`);
+    expect(error.message).toStartWith(`The model '${"x".repeat(200)}…' (1500000 characters) is not routed to any upstream.`);
     expect(error.message.length).toBeLessThan(1000);
   });
 });

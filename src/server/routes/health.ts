@@ -1,7 +1,6 @@
 import { Elysia } from "elysia";
-import { credentialKind } from "../../aws.ts";
-import type { Config } from "../../config.ts";
-import { configuredProviders } from "../../providers/registry.ts";
+import { credentialKind, type AwsSettings } from "../../aws.ts";
+import type { Live } from "../../providers/live.ts";
 import { VERSION } from "../../version.ts";
 import type { RedisStatus } from "../redis.ts";
 
@@ -11,10 +10,13 @@ const INPUT_FORMATS = ["alpha", "beta_messages", "beta_textgen"] as const;
  * Open health endpoints: no key needed, so load balancers and CI can poll them. With REDIS_URL set,
  * /health also says whether this gateway reaches Redis (`redis` pings it).
  */
-export function healthRoutes(config: Config, redis?: () => Promise<RedisStatus>) {
-  const services = Object.fromEntries(
-    Object.entries(configuredProviders(config)).map(([name, ok]) => [name, ok ? "available" : "not_configured"]),
-  );
+export function healthRoutes(upstreams: Live, redis?: () => Promise<RedisStatus>) {
+  // Every upstream by name: `available`, `not_configured`, or `cooling` after failing three times in a row.
+  const services = () => Object.fromEntries(upstreams.current().declared.upstreams.map((u) => [u.name, upstreams.status(u.name)]));
+  const beta = () => {
+    const bedrock = upstreams.current().byName.get("beta");
+    return bedrock?.kind === "bedrock" && (bedrock.settings as AwsSettings & { region?: string }).region ? { beta_credentials: credentialKind(bedrock.settings as AwsSettings) } : {};
+  };
   return new Elysia({ name: "parley/health" })
     .get(
       "/health",
@@ -22,8 +24,8 @@ export function healthRoutes(config: Config, redis?: () => Promise<RedisStatus>)
         status: "healthy",
         timestamp: new Date().toISOString(),
         version: VERSION,
-        services,
-        ...(config.beta.region ? { beta_credentials: credentialKind(config.beta) } : {}),
+        services: services(),
+        ...beta(),
         ...(redis ? { redis: await redis() } : {}),
       }),
       { detail: { summary: "Service health", tags: ["health"], security: [] } },
