@@ -2,6 +2,7 @@ import type { GatewayError } from "../errors.ts";
 import type { ChatReply, Finish, Part, SseEvent, Usage } from "../ir.ts";
 import { randomId, type StreamEncoder } from "./codec.ts";
 import { parseArguments, type Json } from "./read.ts";
+import { usageTracker } from "./usage.ts";
 
 /**
  * A reply in Anthropic's message shape, whole or as its event stream, for the native Messages codec
@@ -48,10 +49,7 @@ export function anthropicStream(model: string, dialect: AnthropicDialect): Strea
   let open: { kind: "text" | "thinking" | "tool"; index: number } | undefined;
   const toolBlocks = new Map<number, number>();
   let finish: Finish | undefined;
-  const usage: Partial<Usage> = {};
-  const count = (event: Partial<Usage>) => {
-    for (const key of ["inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens"] as const) if (event[key] !== undefined) usage[key] = event[key];
-  };
+  const { reported: usage, add: count } = usageTracker();
 
   const sse = (event: string, data: Json): SseEvent => ({ event, data: { type: event, ...data } });
   const start = (): SseEvent[] => {
@@ -77,7 +75,7 @@ export function anthropicStream(model: string, dialect: AnthropicDialect): Strea
     event(event) {
       switch (event.type) {
         case "start":
-          count(event);
+          count(event.usage);
           return start();
         case "text": {
           const head = [...start(), ...(open?.kind === "text" ? [] : openBlock("text", { type: "text", text: "" }))];
@@ -106,7 +104,7 @@ export function anthropicStream(model: string, dialect: AnthropicDialect): Strea
           finish = event.finish;
           return [...start(), ...close()];
         case "usage":
-          count(event);
+          count(event.usage);
           return [];
       }
     },

@@ -352,13 +352,13 @@ describe("usage and output shape across families", () => {
 describe("usage of a stream passed through, from its last events", () => {
   const sse = (events: object[]) => events.map((e) => `event: ${(e as { type: string }).type}\ndata: ${JSON.stringify(e)}\n\n`).join("");
 
-  test("Bedrock's invocation metrics on message_stop", () => {
-    expect(anthropic.usageIn!(sse(thinkingEvents().slice(-3)))).toEqual({ inputTokens: 120, outputTokens: 9 });
+  test("Bedrock's invocation metrics on message_stop, the cache counted beside the input", () => {
+    expect(anthropic.usageIn!(sse(thinkingEvents().slice(-3)))).toEqual({ input: { total: 120, cacheRead: 100, cacheWrite: 0 }, output: 9 });
   });
 
   test("else message_delta's usage, cached tokens counted in", () => {
     const tail = sse([{ type: "message_delta", delta: { stop_reason: "end_turn" }, usage: { input_tokens: 5, cache_read_input_tokens: 50, output_tokens: 7 } }, { type: "message_stop" }]);
-    expect(anthropic.usageIn!(tail)).toEqual({ inputTokens: 55, outputTokens: 7, cacheReadTokens: 50 });
+    expect(anthropic.usageIn!(tail)).toEqual({ input: { total: 55, cacheRead: 50, cacheWrite: 0 }, output: 7 });
     expect(anthropic.usageIn!(sse([{ type: "message_stop" }]))).toBeUndefined();
   });
 });
