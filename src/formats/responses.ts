@@ -204,7 +204,6 @@ type Status = "completed" | "incomplete" | "failed" | "in_progress";
 
 const INCOMPLETE: Partial<Record<Finish["reason"], string>> = { length: "max_output_tokens", content_filter: "content_filter" };
 
-
 /** The response object as api.openai.com writes it, for a stateless call. */
 function responseObject(id: string, createdAt: number, model: string, status: Status, output: unknown[], extra: {
   finish?: Finish; usage?: Usage; error?: { code: string; message: string };
