@@ -42,8 +42,7 @@ describe("the configuration reference", () => {
 
 describe("parley config show agrees with the table", () => {
   test("the same names, in the same order, with the documented defaults", async () => {
-    const { env } = userDir();
-    delete env.MODELS_REFRESH_S; // the test preload's, for servers
+    const { MODELS_REFRESH_S: _, ...env } = userDir().env as Record<string, string | undefined>; // the test preload's, for servers
     const { stdout, code } = await runCli(["config", "show"], { env });
     expect(code).toBe(0);
     const rows = stdout.split("\n").filter((l) => l && !l.startsWith("#")).map((l) => l.split(/\s{2,}/));
