@@ -9,7 +9,6 @@
  */
 import { spawnSync } from "node:child_process";
 import { createGenerator } from "ts-json-schema-generator";
-import sdk from "@anthropic-ai/sdk/package.json" with { type: "json" };
 
 const OPENAI_ROOTS = [
   "CreateChatCompletionResponse",
@@ -32,7 +31,7 @@ if (!clone) {
   process.exit(2);
 }
 await Bun.write(`${OUT}openai.json`, `${JSON.stringify(openaiSubset(clone), null, 1)}\n`);
-await Bun.write(`${OUT}anthropic.json`, `${JSON.stringify(anthropicSchemas(), null, 1)}\n`);
+await Bun.write(`${OUT}anthropic.json`, `${JSON.stringify(await anthropicSchemas(), null, 1)}\n`);
 console.log(`wrote ${OUT}openai.json and ${OUT}anthropic.json`);
 
 function git(dir: string, ...args: string[]): string {
@@ -82,7 +81,7 @@ function withoutProse(value: unknown, inProperties = false): unknown {
 }
 
 /** The SDK's reply types as JSON Schema, as the generator writes them (closed objects, every field required). */
-function anthropicSchemas() {
+async function anthropicSchemas() {
   const generator = createGenerator({
     path: new URL("../test/schemas/anthropic-types.ts", import.meta.url).pathname,
     tsconfig: new URL("../tsconfig.json", import.meta.url).pathname,
@@ -99,7 +98,7 @@ function anthropicSchemas() {
     $id: "anthropic.json",
     "x-source": {
       package: "@anthropic-ai/sdk",
-      version: sdk.version,
+      version: (await Bun.file(new URL("../node_modules/@anthropic-ai/sdk/package.json", import.meta.url)).json()).version,
       generator: "ts-json-schema-generator",
       roots: "test/schemas/anthropic-types.ts",
     },

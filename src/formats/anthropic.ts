@@ -173,10 +173,11 @@ export function anthropicUsage(usage: Partial<Usage> | undefined): Json {
   };
 }
 
-/** Thinking blocks kept, and the cache's token counts. */
+/** Thinking blocks kept, the cache's token counts, and who called a tool (the model itself: `direct`). */
 const dialect: AnthropicDialect = {
   usage: (usage, at) => (at === "start" ? { ...anthropicUsage(usage), output_tokens: 0 } : anthropicUsage(usage)),
   thinking: true,
+  caller: { type: "direct" },
   error: (error) => [{ event: "error", data: errorBody(error, "anthropic") }],
 };
 const encodeReply = (reply: ChatReply, model: string) => anthropicReply(reply, model, dialect);

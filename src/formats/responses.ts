@@ -205,7 +205,7 @@ const INCOMPLETE: Partial<Record<Finish["reason"], string>> = { length: "max_out
 
 const usageOf = (u: Usage) => ({
   input_tokens: u.inputTokens,
-  input_tokens_details: { cached_tokens: 0 },
+  input_tokens_details: { cached_tokens: 0, cache_write_tokens: u.cacheWriteTokens ?? 0 },
   output_tokens: u.outputTokens,
   output_tokens_details: { reasoning_tokens: 0 },
   total_tokens: u.inputTokens + u.outputTokens,
@@ -238,8 +238,8 @@ function responseObject(id: string, createdAt: number, model: string, status: St
     tools: [],
     top_p: null,
     truncation: "disabled",
-    usage: extra.usage ? usageOf(extra.usage) : null,
-    user: null,
+    // OpenAI's spec has no null for these: a response without usage (yet) leaves it out, and `user` is never set here.
+    ...(extra.usage ? { usage: usageOf(extra.usage) } : {}),
     metadata: {},
   };
 }
@@ -277,6 +277,7 @@ function streamEncoder(model: string): StreamEncoder {
   let started = false;
   let finish: Finish | undefined;
   const usage = usageTracker();
+  let cacheWriteTokens: number | undefined;
   /** Finished items, and the one being written, in output order. */
   const output: Json[] = [];
   let open: { item: Json; index: number; text: string } | undefined;
@@ -307,7 +308,7 @@ function streamEncoder(model: string): StreamEncoder {
     }
     output[index] = { ...item, arguments: text, status };
     return [
-      ev("response.function_call_arguments.done", { ...base, arguments: text }),
+      ev("response.function_call_arguments.done", { ...base, name: item.name, arguments: text }),
       ev("response.output_item.done", { output_index: index, item: output[index] }),
     ];
   };
@@ -323,6 +324,7 @@ function streamEncoder(model: string): StreamEncoder {
       switch (event.type) {
         case "start":
           usage.add(event);
+          cacheWriteTokens = event.cacheWriteTokens ?? cacheWriteTokens;
           return start();
         case "text": {
           const events = start();
@@ -352,6 +354,7 @@ function streamEncoder(model: string): StreamEncoder {
           return [];
         case "usage":
           usage.add(event);
+          cacheWriteTokens = event.cacheWriteTokens ?? cacheWriteTokens;
           return [];
         case "reasoning":
           // Reasoning items would need an encrypted_content this gateway cannot make; the answer stands without them.
@@ -365,7 +368,7 @@ function streamEncoder(model: string): StreamEncoder {
       return [...close("incomplete"), ev("response.failed", { response: failed })];
     },
     end() {
-      const known = usage.known() ? { inputTokens: usage.inputTokens ?? 0, outputTokens: usage.outputTokens ?? 0 } : undefined;
+      const known = usage.known() ? { inputTokens: usage.inputTokens ?? 0, outputTokens: usage.outputTokens ?? 0, cacheWriteTokens } : undefined;
       const incomplete = finish && INCOMPLETE[finish.reason];
       const events = [...start(), ...close(incomplete ? "incomplete" : "completed")];
       const done = response("completed", { finish, usage: known });

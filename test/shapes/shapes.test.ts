@@ -271,3 +271,31 @@ describe("models", () => {
     expect(problems(anthropicRef("ErrorResponse"), await response.json())).toEqual([]);
   });
 });
+
+describe("what the fixed fields say", () => {
+  test("Responses: function_call_arguments.done names the function; usage counts the tokens written to the cache", async () => {
+    const cached = { input_tokens: 10, cache_creation_input_tokens: 200, cache_read_input_tokens: 1000, output_tokens: 5 };
+    gateway.bedrock.next({ kind: "json", body: { ...anthropicReply(), usage: cached } });
+    const reply = await (await send("responses", body("responses", CLAUDE, false))).json();
+    expect(reply.usage.input_tokens_details.cache_write_tokens).toBe(200);
+
+    const events = anthropicEvents(["Checking."], { id: CALL.id, name: CALL.name, json: ['{"city":', '"Paris"}'] });
+    events[0] = { ...events[0], message: { ...events[0]!.message, usage: { ...cached, output_tokens: 1 } } };
+    gateway.bedrock.next({ kind: "stream", events });
+    const streamed = (await readSse(await send("responses", body("responses", CLAUDE, true, true)))).map((e) => e.data);
+    expect(streamed.find((e) => e.type === "response.function_call_arguments.done")).toMatchObject({ name: CALL.name, arguments: CALL.args });
+    expect(streamed.at(-1).response.usage.input_tokens_details.cache_write_tokens).toBe(200);
+  });
+
+  test("Messages: a converted tool_use block says the model called it directly", async () => {
+    scriptToolCall(GPT, false);
+    const reply = await (await send("messages", body("messages", GPT, false, true))).json();
+    expect(reply.content.find((b: any) => b.type === "tool_use")).toEqual({ type: "tool_use", id: CALL.id, name: CALL.name, input: { city: "Paris" }, caller: { type: "direct" } });
+  });
+
+  test("Anthropic's model objects say each model is active", async () => {
+    const page = await (await gateway.call("/v1/models", { headers: ANTHROPIC })).json();
+    expect(page.data.length).toBeGreaterThan(0);
+    expect(page.data.every((m: any) => m.lifecycle === "active")).toBe(true);
+  });
+});
