@@ -171,6 +171,22 @@ for (const dialect of Object.keys(PATHS) as Dialect[]) {
   });
 }
 
+describe("a reply cut at max_tokens, converted", () => {
+  for (const dialect of Object.keys(PATHS) as Dialect[]) {
+    const model = dialect === "messages" ? GPT : CLAUDE;
+    for (const stream of [false, true]) {
+      test(`${dialect} client: cut at max_tokens, ${stream ? "stream" : "JSON"}`, async () => {
+        if (model === GPT) gateway.openai.next(stream ? { kind: "stream", finish: "length" } : { kind: "reply", finish: "length" });
+        else if (stream) gateway.bedrock.next({ kind: "stream", events: anthropicEvents().map((e) => (e.type === "message_delta" ? { ...e, delta: { stop_reason: "max_tokens", stop_sequence: null } } : e)) });
+        else gateway.bedrock.next({ kind: "json", body: anthropicReply(undefined, "max_tokens") });
+        const response = await send(dialect, body(dialect, model, stream));
+        expect(response.status).toBe(200);
+        expect(await check(dialect, response)).toEqual([]);
+      });
+    }
+  }
+});
+
 describe("extended thinking, converted", () => {
   for (const dialect of ["chat", "responses"] as const) {
     test(`${dialect} client, Bedrock Claude: a thinking stream`, async () => {
@@ -239,6 +255,11 @@ describe("count_tokens", () => {
       expect(await check("count", response)).toEqual([]);
     });
   }
+  test("count_tokens: a body without messages is refused in Anthropic's envelope", async () => {
+    const response = await gateway.json("/v1/messages/count_tokens", { model: GPT }, { headers: ANTHROPIC });
+    expect(response.status).toBeOneOf([400, 422]);
+    expect(await check("count", response)).toEqual([]);
+  });
   test("count_tokens: an unknown model is 404 in Anthropic's envelope", async () => {
     const response = await gateway.json("/v1/messages/count_tokens", { model: "no-such-model", messages: [{ role: "user", content: "Hi" }] }, { headers: ANTHROPIC });
     expect(response.status).toBe(404);
