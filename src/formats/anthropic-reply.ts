@@ -13,6 +13,8 @@ export interface AnthropicDialect {
   usage(usage: Partial<Usage> | undefined, at: "reply" | "start" | "end"): Json;
   /** False: reasoning has no place in this dialect and is left out. */
   thinking: boolean;
+  /** What a tool_use block's `caller` says, in a dialect whose blocks have one. */
+  caller?: Json;
   error(error: GatewayError): SseEvent[];
 }
 
@@ -24,16 +26,16 @@ export function anthropicReply(reply: ChatReply, model: string, dialect: Anthrop
     type: "message",
     role: "assistant",
     model,
-    content: reply.content.flatMap((part) => contentBlock(part, dialect.thinking)),
+    content: reply.content.flatMap((part) => contentBlock(part, dialect)),
     stop_reason: toStopReason(reply.finish),
     stop_sequence: reply.finish.stopSequence ?? null,
     usage: dialect.usage(reply.usage, "reply"),
   };
 }
 
-function contentBlock(part: Part, thinking: boolean): Json[] {
+function contentBlock(part: Part, { thinking, caller }: AnthropicDialect): Json[] {
   if (part.type === "text") return part.text ? [{ type: "text", text: part.text }] : [];
-  if (part.type === "tool_call") return [{ type: "tool_use", id: part.id, name: part.name, input: parseArguments(part.arguments, "the reply") }];
+  if (part.type === "tool_call") return [{ type: "tool_use", id: part.id, name: part.name, input: parseArguments(part.arguments, "the reply"), ...(caller ? { caller } : {}) }];
   if (part.type === "reasoning" && thinking) return part.redacted ? [{ type: "redacted_thinking", data: part.redacted }] : [{ type: "thinking", thinking: part.text, signature: part.signature ?? "" }];
   return [];
 }
@@ -91,7 +93,7 @@ export function anthropicStream(model: string, dialect: AnthropicDialect): Strea
           ];
         }
         case "tool_call": {
-          const head = [...start(), ...openBlock("tool", { type: "tool_use", id: event.id, name: event.name, input: {} })];
+          const head = [...start(), ...openBlock("tool", { type: "tool_use", id: event.id, name: event.name, input: {}, ...(dialect.caller ? { caller: dialect.caller } : {}) })];
           toolBlocks.set(event.index, open!.index);
           return head;
         }

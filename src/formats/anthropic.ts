@@ -162,10 +162,11 @@ function decodeOutputFormat(value: unknown): ResponseFormat | undefined {
 
 // ---- IR -> client reply ----
 
-/** Thinking blocks kept, and the cache's token counts. */
+/** Thinking blocks kept, the cache's token counts, and who called a tool (the model itself: `direct`). */
 const dialect: AnthropicDialect = {
   usage: (usage, at) => (at === "start" ? { ...toAnthropic(usage), output_tokens: 0 } : toAnthropic(usage)),
   thinking: true,
+  caller: { type: "direct" },
   error: (error) => [{ event: "error", data: errorBody(error, "anthropic") }],
 };
 const encodeReply = (reply: ChatReply, model: string) => anthropicReply(reply, model, dialect);

@@ -231,8 +231,8 @@ function responseObject(id: string, createdAt: number, model: string, status: St
     tools: [],
     top_p: null,
     truncation: "disabled",
-    usage: extra.usage ? toResponses(extra.usage) : null,
-    user: null,
+    // OpenAI's spec has no null for these: a response without usage (yet) leaves it out, and `user` is never set here.
+    ...(extra.usage ? { usage: toResponses(extra.usage) } : {}),
     metadata: {},
   };
 }
@@ -300,7 +300,7 @@ function streamEncoder(model: string): StreamEncoder {
     }
     output[index] = { ...item, arguments: text, status };
     return [
-      ev("response.function_call_arguments.done", { ...base, arguments: text }),
+      ev("response.function_call_arguments.done", { ...base, name: item.name, arguments: text }),
       ev("response.output_item.done", { output_index: index, item: output[index] }),
     ];
   };
