@@ -46,7 +46,9 @@ export interface Kind<S = any> {
   patterns?: RegExp[];
   /** The id sent to this upstream for a model the client named (Bedrock names Claude models by its region's profile). */
   modelFor?(model: string, settings: S): string;
-  /** Whether ids of the form `claude-*` go to this kind: Anthropic's own before Bedrock. */
+  /** Its ids start with its upstream's name (`mock/tools`): `<upstream>/<model>` sends the whole id. */
+  wholeIds?: boolean;
+  /** Whether ids of the form `claude-*` go to this kind, and in which order (Anthropic's own before Bedrock). */
   claude?: number;
 }
 

@@ -67,7 +67,7 @@ export function createRouter({ upstreams, routes, modelAliases, modelRoutes }: R
     const model = modelAliases.get(requested) ?? requested;
     const slash = model.indexOf("/");
     const addressed = slash > 0 ? byName.get(model.slice(0, slash)) : undefined;
-    if (addressed) return to(requested, [addressed], model.slice(slash + 1));
+    if (addressed) return to(requested, [addressed], KINDS[addressed.kind].wholeIds ? model : model.slice(slash + 1));
     const routed = custom.find((c) => c.test.test(model));
     if (routed) return to(requested, [routed.upstream], model);
     for (const { route, test } of file) {

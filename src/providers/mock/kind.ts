@@ -10,6 +10,6 @@ export const mockKind: Kind<Record<string, never>> = {
   build: () => import("./provider.ts").then((m) => m.createMockProvider()),
   where: () => "built-in",
   patterns: [/^mock(\/|$)/],
-  // `mock/tools` addressed as an upstream's model reaches the mock as `tools`: its scripts go by the full id.
-  modelFor: (model) => (model === "mock" || model.startsWith("mock/") ? model : `mock/${model}`),
+  // Its ids carry its name (`mock/tools`): addressed as `<upstream>/<model>`, the whole id goes to it.
+  wholeIds: true,
 };
