@@ -19,15 +19,17 @@ export default defineCommand({
     reload: { type: "boolean", description: "restart the workers when ./.env or the user config file changes" },
     "log-level": { type: "string", description: "silent, error, warn, info, debug or trace" },
     "log-format": { type: "string", description: "text (default) or json: one JSON object per log line" },
+    upstreams: { type: "string", description: "the upstreams file (default ./parley.toml, else parley.toml in the config directory)" },
     worker: { type: "string", description: "(internal) run as worker N of a supervisor" },
   },
   run: ({ args }) =>
     exitOnConfigError(() => {
-      const flags = { HOST: args.host, PORT: args.port, WORKERS: args.workers, LOG_LEVEL: args["log-level"], LOG_FORMAT: args["log-format"] };
+      const flags = { HOST: args.host, PORT: args.port, WORKERS: args.workers, LOG_LEVEL: args["log-level"], LOG_FORMAT: args["log-format"], PARLEY_UPSTREAMS: args.upstreams };
+      const load = () => loadConfig({ flags });
       if (args.worker) {
-        const { config } = loadConfig({ flags });
-        const log = createLogger(config.logLevel, config.logFormat).withTag(`worker ${args.worker}`);
-        return void runServer(config, log, { worker: Number(args.worker) });
+        const loaded = load();
+        const log = createLogger(loaded.config.logLevel, loaded.config.logFormat).withTag(`worker ${args.worker}`);
+        return void runServer(loaded.config, log, { worker: Number(args.worker), reload: { file: loaded.upstreamsFile, load } });
       }
 
       let loaded = loadConfig({ flags });
@@ -41,7 +43,7 @@ export default defineCommand({
       }
       const { config, configFile } = loaded;
       if (config.workers === 1 && !args.reload) {
-        const url = runServer(config, log);
+        const url = runServer(config, log, { reload: { file: loaded.upstreamsFile, load } });
         summarize(loaded, log);
         return printReady(url, config);
       }
@@ -49,7 +51,7 @@ export default defineCommand({
       // Workers must agree on one port; with --port 0 the check picks a free one for all of them.
       const port = checkPort(config.host, config.port);
       summarize(loaded, log);
-      const passed = ["--host", config.host, "--port", String(port), ...(args["log-level"] ? ["--log-level", args["log-level"]] : []), ...(args["log-format"] ? ["--log-format", args["log-format"]] : [])];
+      const passed = ["--host", config.host, "--port", String(port), ...(args["log-level"] ? ["--log-level", args["log-level"]] : []), ...(args["log-format"] ? ["--log-format", args["log-format"]] : []), ...(args.upstreams ? ["--upstreams", args.upstreams] : [])];
       if (args.reload) mkdirSync(config.configDir, { recursive: true });
       const url = urlOf(config.host, port);
       log.info(`parley supervising ${config.workers} worker(s) on ${url}${args.reload ? ", reloading on configuration changes" : ""}`);

@@ -92,8 +92,14 @@ export function createApp({ config, log, accessLog }: AppOptions) {
   return {
     /** Every route but OPTIONS, for 405s and tests. */
     routes,
-    /** The upstreams in force: `replace` puts a reloaded configuration in force. */
+    /** The upstreams in force. */
     upstreams,
+    /** Puts a reloaded configuration's upstreams and routes in force (requests in flight finish as they began); says what changed. */
+    reload(next: Config): string {
+      const changed = upstreams!.replace(next.upstreams, next.modelRoutes);
+      if (config.modelsRefreshS > 0) void discovery.refresh();
+      return changed;
+    },
     handle: (request: Request): Promise<Response> => chats.handle(request) ?? Promise.resolve((elysia ??= app.fetch)(request)),
     async close() {
       discovery.stop();

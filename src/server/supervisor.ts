@@ -156,6 +156,10 @@ export function supervise(options: SuperviseOptions): void {
   watchers = (options.watch ?? []).flatMap((file) => watchFile(file, debounce(() => void reload(), 200)));
   process.on("SIGINT", () => void stop("SIGINT"));
   process.on("SIGTERM", () => void stop("SIGTERM"));
+  // Each worker reloads its upstreams file on SIGHUP: pass it on.
+  process.on("SIGHUP", () => {
+    for (const worker of live) worker.proc.kill("SIGHUP");
+  });
 }
 
 /** Over IPC; a worker whose channel is already gone gets the signal instead. */
