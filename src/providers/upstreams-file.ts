@@ -32,9 +32,9 @@ export interface UpstreamsFile {
 export class FileError extends Error {}
 
 const NAME = /^[a-z0-9][a-z0-9_-]*$/;
-const COMMON: Record<string, KeyType> = { kind: "string", models: "strings", discover: "boolean", timeout_ms: "integer", retries: "integer", headers: "table" };
-const ROUTE: Record<string, KeyType> = { name: "string", match: "string", model: "string", to: "string" };
-const TARGET: Record<string, KeyType> = { upstream: "string", weight: "integer", model: "string" };
+export const COMMON: Record<string, KeyType> = { kind: "string", models: "strings", discover: "boolean", timeout_ms: "integer", retries: "integer", headers: "table" };
+export const ROUTE: Record<string, KeyType> = { name: "string", match: "string", model: "string", to: "string" };
+export const TARGET: Record<string, KeyType> = { upstream: "string", weight: "integer", model: "string" };
 
 /**
  * Reads `parley.toml` (contract 13). `lookup` reads a `${VAR}` as every other setting is read. Any
