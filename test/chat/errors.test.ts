@@ -86,15 +86,29 @@ describe("bad requests never reach the upstream", () => {
   });
 });
 
-describe("a provider without configuration: 503 naming the variable", () => {
-  const bare = testApp();
-  test("OpenAI", async () => {
-    const error = await expectError(await bare.json("/v1/chat/completions", { model: "gpt-4o", messages: hello }), 503, "service_unavailable_error");
-    expect(error.message).toContain("ALPHA_API_KEY");
-  });
-  test("Bedrock", async () => {
-    const error = await expectError(await bare.json("/v1/chat/completions", { model: CLAUDE, messages: hello }), 503, "service_unavailable_error");
-    expect(error.message).toContain("BETA_REGION");
+describe("a provider without configuration: a 404 naming the upstream and the variable, never retried", () => {
+  // A 503 here made Claude Code retry in silence for three minutes: nothing a retry does changes it.
+  const bare = testApp({ UPSTREAM_RETRIES: "2" });
+  const dialects: [string, string, (model: string) => object, string][] = [
+    ["chat completions", "/v1/chat/completions", (model) => ({ model, messages: hello }), "not_found_error"],
+    ["Anthropic messages", "/v1/messages", (model) => ({ model, max_tokens: 10, messages: hello }), "not_found_error"],
+    ["Responses", "/v1/responses", (model) => ({ model, input: "hi" }), "invalid_request_error"],
+  ];
+  for (const [dialect, path, body, type] of dialects) {
+    for (const [upstream, model, names] of [["OpenAI", "gpt-4o", /OpenAI is not configured: set ALPHA_API_KEY/], ["Bedrock", CLAUDE, /AWS Bedrock is not configured: set BETA_REGION/]] as const) {
+      test(`${upstream}, asked in ${dialect}`, async () => {
+        const response = await bare.json(path, body(model));
+        const error = await expectError(response, 404, type);
+        expect(error.message).toMatch(names);
+        expect(response.headers.get("x-parley-attempts") ?? "1").toBe("1");
+        expect(response.headers.get("retry-after")).toBeNull();
+      });
+    }
+  }
+  test("missing AWS credentials are a 404 naming the variables", async () => {
+    const noCreds = testApp({ BETA_REGION: "us-east-1", BETA_ENDPOINT_URL: "http://127.0.0.1:9", AWS_SHARED_CREDENTIALS_FILE: "/nonexistent", AWS_CONFIG_FILE: "/nonexistent" });
+    const error = await expectError(await noCreds.json("/v1/chat/completions", { model: CLAUDE, messages: hello }), 404, "not_found_error");
+    expect(error.message).toContain("BETA_ACCESS_KEY_ID");
   });
 });
 
@@ -200,9 +214,4 @@ describe("upstream errors map onto the contract", () => {
     }
   }, 20_000);
 
-  test("missing AWS credentials are 503 naming the variables", async () => {
-    const noCreds = testApp({ BETA_REGION: "us-east-1", BETA_ENDPOINT_URL: "http://127.0.0.1:9" });
-    const error = await expectError(await noCreds.json("/v1/chat/completions", { model: CLAUDE, messages: hello }), 503, "service_unavailable_error");
-    expect(error.message).toContain("BETA_ACCESS_KEY_ID");
-  });
 });

@@ -63,8 +63,8 @@ describe("prototype names in the model settings", () => {
     const toString = await ask("toString");
     expect(toString.status).toBe(404);
     expect((await toString.json()).error.message).toContain("'toString'");
-    // constructor routes to alpha, which is not configured here: a 503 naming the variable, no fallback (not retryable).
-    expect((await ask("constructor")).status).toBe(503);
+    // constructor routes to alpha, which is not configured here: a 404 naming the variable, no fallback (not retryable).
+    expect((await ask("constructor")).status).toBe(404);
   });
 });
 
