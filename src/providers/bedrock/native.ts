@@ -60,9 +60,12 @@ const LAST_BRACE = /\s*\}\s*$/;
 
 export function createAnthropicNative(config: Config, { up, post }: BedrockTransport) {
   const override = config.beta.anthropicBetas;
-  /** A 4xx about the request keeps Bedrock's own words: clients (Claude Code) act on them. */
+  /**
+   * A 4xx about the request keeps Bedrock's own words: clients (Claude Code) act on them. A context
+   * overflow is the exception: Bedrock's "Input is too long" becomes Anthropic's "prompt is too long".
+   */
   const verbatim = (error: unknown): unknown => {
-    if (!(error instanceof GatewayError) || !error.upstream || error.status < 400 || error.status >= 500 || error.status === 429) return error;
+    if (!(error instanceof GatewayError) || !error.upstream || error.overflow || error.status < 400 || error.status >= 500 || error.status === 429) return error;
     if (error.upstreamStatus === 401 || error.upstreamStatus === 403) return error;
     return new GatewayError(error.status, error.type, error.upstream, { upstream: error.upstream, upstreamStatus: error.upstreamStatus, retryable: error.retryable, headers: error.headers });
   };

@@ -3,7 +3,7 @@ import type { Config } from "../../config.ts";
 import type { Usage } from "../../ir.ts";
 import { GatewayError } from "../../errors.ts";
 import type { NativeCall, NativeReply, Provider } from "../provider.ts";
-import { fetchError, fetchFailed, fromUpstreamStatus, parseUpstreamJson, type Upstream } from "../upstream-errors.ts";
+import { fetchError, fetchFailed, parseUpstreamJson, upstreamErrorText, type Upstream } from "../upstream-errors.ts";
 import { checkResponse } from "./responses-wire.ts";
 import { checkCompletion, decodeReply, encodeRequest, streamDecoder } from "./wire.ts";
 
@@ -21,7 +21,7 @@ export function createOpenAIProvider(config: Config): Provider {
   const timeout = config.upstreamTimeoutMs;
   const post = async (body: string, signal: AbortSignal, url = urls.chat) => {
     const response = await fetch(url, { method: "POST", body, headers, signal, timeout }).catch((error) => fetchFailed(up, error));
-    if (!response.ok) throw fromUpstreamStatus(up, response.status, await upstreamMessage(response), response.headers.get("retry-after"));
+    if (!response.ok) throw upstreamErrorText(up, response.status, await response.text().catch(() => ""), response.headers.get("retry-after"));
     return response;
   };
   const readBody = (response: Response) => response.text().catch((error) => fetchFailed(up, error, true));
@@ -79,14 +79,4 @@ function parseChunk(up: Upstream, data: string): unknown {
     throw new GatewayError(503, "service_unavailable_error", `${up.label} failed in the middle of its reply.`, { upstream: chunk.error.message ?? data.slice(0, 500) });
   }
   return chunk;
-}
-
-async function upstreamMessage(response: Response): Promise<string> {
-  const text = await response.text().catch(() => "");
-  try {
-    const body = JSON.parse(text);
-    return body?.error?.message ?? body?.message ?? text;
-  } catch {
-    return text.slice(0, 500);
-  }
 }
