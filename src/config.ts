@@ -159,7 +159,7 @@ export const SETTINGS: readonly Setting[] = [
     check: (v) => (/^rediss?:\/\/\S+$/.test(v) && URL.canParse(v) ? undefined : "a redis:// or rediss:// URL"),
   },
   { key: "RATE_LIMIT_ON_REDIS_ERROR", fallback: "open", check: oneOf(["open", "closed"]), help: "Redis unreachable: open lets requests through, closed answers 503" },
-  { key: "UPSTREAM_TIMEOUT_MS", fallback: "600000", check: int(1), help: "time to the upstream's first byte" },
+  { key: "UPSTREAM_TIMEOUT_MS", fallback: "600000", check: int(1), help: "time to the upstream's first byte, and the longest silence between two chunks of a stream" },
   { key: "UPSTREAM_RETRIES", fallback: "2", check: int(0, 10), help: "retries of a failed upstream call before its first byte" },
   { key: "MODELS_REFRESH_S", fallback: "600", check: int(0), help: "seconds between model list refreshes from the upstreams (0: never)" },
   { key: "SHUTDOWN_GRACE_MS", fallback: "10000", check: int(0), help: "time in-flight requests get on shutdown" },

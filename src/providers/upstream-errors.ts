@@ -1,4 +1,5 @@
 import { GatewayError, type ContextOverflow } from "../errors.ts";
+import { boundedChunks } from "./silence.ts";
 
 /** How an upstream names itself in errors, and what a user changes when it refuses parley. */
 export interface Upstream {
@@ -137,6 +138,12 @@ export async function readUpstreamJson(up: Upstream, response: Response): Promis
  */
 export const incomplete = (label: string, empty = false) =>
   new GatewayError(503, "service_unavailable_error", `${label}'s stream ended before the reply was complete.`, { retryable: empty });
+
+/** A streamed reply's body, with UPSTREAM_TIMEOUT_MS bounding every silence between two chunks (contract 10). */
+export const streamedBody = (up: Upstream, response: Response, ms: number) => boundedChunks(response.body!, ms, () => wentSilent(up.label, ms));
+
+const wentSilent = (label: string, ms: number) =>
+  new GatewayError(504, "service_unavailable_error", `${label} timed out: it sent nothing for ${ms} ms (UPSTREAM_TIMEOUT_MS).`, { retryable: true });
 
 export const timedOut = (label: string, ms: number) =>
   new GatewayError(504, "service_unavailable_error", `${label} sent nothing within ${ms} ms (UPSTREAM_TIMEOUT_MS).`, { retryable: true });
