@@ -57,6 +57,17 @@ describe("the built-in mock provider (contract 11)", () => {
     expect(streamed.find((e) => e.event === "content_block_start")!.data.content_block).toMatchObject({ type: "tool_use", name: "get_weather" });
   });
 
+  test("refuses Anthropic server tools with a 400 in the caller's dialect, as a converted route does", async () => {
+    const body = { model: "mock/tools", max_tokens: 10, tools: [{ type: "web_search_20250305", name: "web_search" }], messages: [{ role: "user", content: "hi" }] };
+    for (const stream of [false, true]) {
+      const refused = await json("/v1/messages", { ...body, stream });
+      expect(refused.status).toBe(400);
+      const error = await refused.json();
+      expect(error).toMatchObject({ type: "error", error: { type: "invalid_request_error" } });
+      expect(error.error.message).toStartWith("The mock cannot take tools[0] (the server tool web_search_20250305)");
+    }
+  });
+
   test("mock/error-429 and mock/error-503 fail like an upstream (after parley's retries)", async () => {
     const limited = await ask({ model: "mock/error-429", messages: [{ role: "user", content: "x" }] });
     expect(limited.status).toBe(429);

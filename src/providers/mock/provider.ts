@@ -1,5 +1,6 @@
 import type { ChatReply, ChatRequest, Part, StreamEvent, Tool } from "../../ir.ts";
 import { isTurn, textOf } from "../../ir.ts";
+import { refuseUnsupported } from "../cross-family.ts";
 import type { Provider } from "../provider.ts";
 import { fromUpstreamStatus, type Upstream } from "../upstream-errors.ts";
 
@@ -23,6 +24,7 @@ export function createMockProvider(): Provider {
 async function* script(request: ChatRequest, model: string, signal: AbortSignal): AsyncGenerator<StreamEvent> {
   if (model === "mock/error-429") throw fromUpstreamStatus(up, 429, "mock/error-429 always answers 429.");
   if (model === "mock/error-503") throw fromUpstreamStatus(up, 503, "mock/error-503 always answers 503.");
+  refuseUnsupported(request, "The mock");
   const inputTokens = estimateTokens(request);
   yield { type: "start", id: "mock-0001", inputTokens };
   const answered = lastTurn(request)?.content.some((p) => p.type === "tool_result");
