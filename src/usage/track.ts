@@ -1,4 +1,5 @@
 import type { ChatCall, ChatOutcome } from "../chat.ts";
+import { clip } from "../log.ts";
 import type { Usage } from "../ir.ts";
 import type { Principal } from "../server/auth.ts";
 import type { RequestLog } from "../server/request-log.ts";
@@ -44,7 +45,7 @@ export function trackUsage(service: UsageService | undefined, { log, request, pr
   const hooks: Pick<ChatCall, "observe" | "onDone" | "onBreak"> = {
     observe(info) {
       log?.note(info);
-      observed = { ...info, at: performance.now() };
+      observed = { ...info, model: clip(info.model), at: performance.now() };
     },
     onBreak(reason) {
       log?.note({ broken: reason });
@@ -62,7 +63,7 @@ export function trackUsage(service: UsageService | undefined, { log, request, pr
     const stream = answer?.stream ?? false;
     const outcome: UsageRecord["outcome"] = status === 499 ? "cancelled" : status !== 200 ? "error" : done?.ok === false ? (broken ? "broken" : "cancelled") : "ok";
     const provider = observed?.provider ?? null;
-    const model = answer?.model ?? observed?.model ?? null;
+    const model = answer?.model !== undefined ? clip(answer.model) : (observed?.model ?? null);
     const tokens = done?.usage && billed(done.usage, provider);
     const cost = tokens ? costOf(service.prices(model ?? "") ?? service.prices(observed?.model ?? ""), tokens) : null;
     if (answer && !stream && cost !== null) answer.headers[COST_HEADER] = String(Math.round(cost * 1e10) / 1e10);
