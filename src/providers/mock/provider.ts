@@ -27,10 +27,9 @@ async function* script(request: ChatRequest, model: string, signal: AbortSignal)
   refuseUnsupported(request, "The mock");
   const inputTokens = estimateTokens(request);
   yield { type: "start", id: "mock-0001", inputTokens };
-  const answered = lastTurn(request)?.content.some((p) => p.type === "tool_result");
-  const tool = model === "mock/tools" && !answered && request.toolChoice?.type !== "none" ? pickTool(request) : undefined;
+  const tool = model === "mock/tools" && callsTool(request) ? pickTool(request) : undefined;
   if (tool) {
-    const args = JSON.stringify(sampleArguments(tool, lastUserText(request)));
+    const args = JSON.stringify(sampleArguments(tool, `${FROM_MOCK} ${lastUserText(request)}`));
     yield { type: "tool_call", index: 0, id: "call_mock_0001", name: tool.name };
     yield { type: "tool_args", index: 0, text: args };
     yield { type: "finish", finish: { reason: "tool_calls", raw: "tool_calls" } };
@@ -47,12 +46,26 @@ async function* script(request: ChatRequest, model: string, signal: AbortSignal)
   yield { type: "usage", inputTokens, outputTokens: pieces.length };
 }
 
+/**
+ * Marks the text mock/tools puts in a tool call's arguments. An agent whose first tool starts a
+ * sub-agent (Claude Code's `Agent`) gives it that text as its prompt: the sub-agent's request carries
+ * the mark and gets text, where it would call the tool again, and its own sub-agent, without end.
+ */
+const FROM_MOCK = "mock/tools:";
+
+/** A tool is called once per conversation turn: not after a tool result, not for a prompt the mock wrote, not when tool_choice is none. */
+function callsTool(request: ChatRequest): boolean {
+  if (request.toolChoice?.type === "none") return false;
+  if (lastTurn(request)?.content.some((p) => p.type === "tool_result")) return false;
+  return !lastUserText(request).includes(FROM_MOCK);
+}
+
 /** The echo, or after a tool round trip, what the tool returned. */
 function replyText(request: ChatRequest, model: string): string {
   const last = lastTurn(request)?.content ?? [];
   const results = last.filter((p) => p.type === "tool_result");
   if (results.length) return results.map((p) => `Tool ${p.toolCallId} returned: ${p.content}`).join("\n");
-  if (model === "mock/tools") return request.tools?.length ? "mock/tools: tool_choice is none, so no tool was called." : "mock/tools: no tools were offered.";
+  if (model === "mock/tools") return !request.tools?.length ? "mock/tools: no tools were offered." : request.toolChoice?.type === "none" ? "mock/tools: tool_choice is none, so no tool was called." : "mock/tools: this prompt came from a mock/tools call, so no tool was called again.";
   return lastUserText(request) || "(mock: there was no user text to echo)";
 }
 
