@@ -295,9 +295,21 @@ export function setConfigValue(configFile: string, key: string, value: string): 
   if (key === "PARLEY_CONFIG_DIR") throw new ConfigError("PARLEY_CONFIG_DIR cannot live inside the config file; set it in the environment");
   const allowed = setting.check?.(value);
   if (allowed) throw new ConfigError(`${key}=${setting.secret ? mask(value) : JSON.stringify(value)} is invalid: expected ${allowed}`);
-  const values = { ...readEnvFile(configFile), [key]: value };
+  writeConfigFile(configFile, { ...readEnvFile(configFile), [key]: value });
+}
+
+/** Removes a setting from the user config file; false when the file did not set it. */
+export function unsetConfigValue(configFile: string, key: string): boolean {
+  const values = readEnvFile(configFile);
+  if (!Object.hasOwn(values, key)) return false;
+  delete values[key];
+  writeConfigFile(configFile, values);
+  return true;
+}
+
+function writeConfigFile(configFile: string, values: Record<string, string>): void {
   mkdirSync(join(configFile, ".."), { recursive: true, mode: 0o700 });
-  const text = Object.entries(values).map(([k, v]) => `${k}=${quote(k, v)}`).join("\n") + "\n";
+  const text = Object.entries(values).map(([k, v]) => `${k}=${quote(k, v)}\n`).join("");
   writeFileSync(configFile, text, { mode: 0o600 });
 }
 
