@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { defineCommand } from "citty";
 import { ConfigError, loadConfig, setConfigValue, type Loaded } from "../config.ts";
 import { announce, createLogger, type Logger } from "../log.ts";
+import { sweepAtStart } from "../files/sweep.ts";
 import { configuredProviders } from "../providers/registry.ts";
 import { checkPort, printReady, runServer, urlOf } from "../server/serve.ts";
 import { supervise } from "../server/supervisor.ts";
@@ -47,6 +48,8 @@ export default defineCommand({
 
       // Workers must agree on one port; with --port 0 the check picks a free one for all of them.
       const port = checkPort(config.host, config.port);
+      // Before the workers exist: a killed generation's pids may come back as theirs (PID 2, 3 in a container).
+      sweepAtStart(config, log);
       summarize(loaded, log);
       const passed = ["--host", config.host, "--port", String(port), ...(args["log-level"] ? ["--log-level", args["log-level"]] : []), ...(args["log-format"] ? ["--log-format", args["log-format"]] : [])];
       if (args.reload) mkdirSync(config.configDir, { recursive: true });

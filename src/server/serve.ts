@@ -1,5 +1,6 @@
 import type { Config } from "../config.ts";
 import { envelope, GatewayError } from "../errors.ts";
+import { sweepAtStart } from "../files/sweep.ts";
 import type { Logger } from "../log.ts";
 import { configuredProviders } from "../providers/registry.ts";
 import { createAccessLog } from "./access-log.ts";
@@ -23,6 +24,7 @@ export function runServer(config: Config, log: Logger, { worker }: RunOptions = 
   const logsRequests = ["info", "debug", "trace"].includes(config.logLevel);
   const accessLog = logsRequests ? createAccessLog({ tag, upstream: ["debug", "trace"].includes(config.logLevel), format: config.logFormat }) : undefined;
   const app = createApp({ config, log, ...(accessLog ? { accessLog } : {}) });
+  sweepAtStart(config, log);
   let server: ReturnType<typeof Bun.serve>;
   try {
     server = Bun.serve({
