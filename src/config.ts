@@ -51,6 +51,8 @@ export interface Config {
   upstreamTimeoutMs: number;
   upstreamRetries: number;
   shutdownGraceMs: number;
+  /** serve exits when the process that started it dies (an app running parley as its sidecar). */
+  exitWithParent: boolean;
   modelsRefreshS: number;
   dataDir: string;
   configDir: string;
@@ -163,6 +165,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: "UPSTREAM_RETRIES", fallback: "2", check: int(0, 10), help: "retries of a failed upstream call before its first byte" },
   { key: "MODELS_REFRESH_S", fallback: "600", check: int(0), help: "seconds between model list refreshes from the upstreams (0: never)" },
   { key: "SHUTDOWN_GRACE_MS", fallback: "10000", check: int(0), help: "time in-flight requests get on shutdown" },
+  { key: "PARLEY_EXIT_WITH_PARENT", fallback: "false", check: oneOf(Object.keys(BOOLEANS)), help: "serve exits within 2 s of the process that started it dying (serve --exit-with-parent)" },
   { key: "PARLEY_DATA_DIR", check: noSpace, help: "SQLite database and local file store" },
   { key: "PARLEY_CONFIG_DIR", check: noSpace, help: "user configuration file" },
 ];
@@ -282,6 +285,7 @@ function toConfig(v: Record<string, string | undefined>): Config {
     upstreamTimeoutMs: num("UPSTREAM_TIMEOUT_MS"),
     upstreamRetries: num("UPSTREAM_RETRIES"),
     shutdownGraceMs: num("SHUTDOWN_GRACE_MS"),
+    exitWithParent: BOOLEANS[v.PARLEY_EXIT_WITH_PARENT!.toLowerCase()]!,
     modelsRefreshS: num("MODELS_REFRESH_S"),
     dataDir: v.PARLEY_DATA_DIR!,
     configDir: v.PARLEY_CONFIG_DIR!,

@@ -59,7 +59,7 @@ describe("unfinished uploads left by a killed server", () => {
     utimesSync(join(filesDir, older), new Date(Date.now() - 3_600_000), new Date(Date.now() - 3_600_000));
     const inFlight = slowUpload(live.ready.url);
     const [ongoing] = await eventually(() => parts().filter((n) => n.includes(`.${live.ready.pid}.`)), (names) => names.length === 1);
-    expect(parts()).toEqual([left, older, ongoing!].sort());
+    expect(parts()).toEqual([left!, older, ongoing!].sort());
 
     // A second gateway on the same directory, with two workers.
     const next = await start(["--workers", "2"]);
