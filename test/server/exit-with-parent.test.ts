@@ -43,7 +43,7 @@ describe("serve --exit-with-parent (an app's sidecar)", () => {
   ] as const) {
     test(`${name}: stops serving when the app that started it is SIGKILLed`, async () => {
       const { app, ready } = await sidecar([...args], env);
-      const workers = args.includes("--workers") ? await eventually(() => childrenOf(ready.pid), (pids) => pids.length === 2) : [];
+      const workers = (args as readonly string[]).includes("--workers") ? await eventually(() => childrenOf(ready.pid), (pids) => pids.length === 2) : [];
       started.push(...workers);
       expect((await fetch(`${ready.url}/health`)).status).toBe(200);
       app.kill("SIGKILL");
