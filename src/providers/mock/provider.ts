@@ -16,6 +16,7 @@ export function createMockProvider(): Provider {
   return {
     name: "mock",
     label: up.label,
+    free: true,
     complete: async (request, model, signal) => collect(script(request, model, signal)),
     stream: (request, model, signal) => script(request, model, signal),
   };
@@ -25,15 +26,15 @@ async function* script(request: ChatRequest, model: string, signal: AbortSignal)
   if (model === "mock/error-429") throw fromUpstreamStatus(up, 429, "mock/error-429 always answers 429.");
   if (model === "mock/error-503") throw fromUpstreamStatus(up, 503, "mock/error-503 always answers 503.");
   refuseUnsupported(request, "The mock");
-  const inputTokens = estimateTokens(request);
-  yield { type: "start", id: "mock-0001", inputTokens };
+  const input = { total: estimateTokens(request), cacheRead: 0, cacheWrite: 0 };
+  yield { type: "start", id: "mock-0001", usage: { input } };
   const tool = model === "mock/tools" && callsTool(request) ? pickTool(request) : undefined;
   if (tool) {
     const args = JSON.stringify(sampleArguments(tool, `${FROM_MOCK} ${lastUserText(request)}`));
     yield { type: "tool_call", index: 0, id: "call_mock_0001", name: tool.name };
     yield { type: "tool_args", index: 0, text: args };
     yield { type: "finish", finish: { reason: "tool_calls", raw: "tool_calls" } };
-    yield { type: "usage", inputTokens, outputTokens: tokens(args).length };
+    yield { type: "usage", usage: { input, output: tokens(args).length } };
     return;
   }
   const pieces = tokens(replyText(request, model));
@@ -43,7 +44,7 @@ async function* script(request: ChatRequest, model: string, signal: AbortSignal)
     yield { type: "text", text };
   }
   yield { type: "finish", finish: { reason: "stop", raw: "stop" } };
-  yield { type: "usage", inputTokens, outputTokens: pieces.length };
+  yield { type: "usage", usage: { input, output: pieces.length } };
 }
 
 /**
@@ -115,7 +116,7 @@ async function collect(events: AsyncGenerator<StreamEvent>): Promise<ChatReply> 
     else if (event.type === "tool_call") calls.push({ type: "tool_call", id: event.id, name: event.name, arguments: "" });
     else if (event.type === "tool_args") calls[event.index]!.arguments += event.text;
     else if (event.type === "finish") reply.finish = event.finish;
-    else if (event.type === "usage") reply.usage = { inputTokens: event.inputTokens ?? 0, outputTokens: event.outputTokens ?? 0 };
+    else if (event.type === "usage" && event.usage.input) reply.usage = { input: event.usage.input, output: event.usage.output ?? 0 };
   }
   reply.content = [...(text ? [{ type: "text" as const, text }] : []), ...calls];
   return reply;
