@@ -144,7 +144,8 @@ describe("serving as processes", () => {
   test("on SIGTERM an in-flight stream completes, new connections are refused, and the process exits 0", async () => {
     const user = userDir();
     const server = await startCli([], { cwd: user.dir, env: { ...user.env, API_KEY: TEST_KEY, ALPHA_API_KEY: "sk-up", ALPHA_BASE_URL: upstream.url } });
-    upstream.next({ kind: "stream", chunks: Array.from({ length: 8 }, (_, i) => `c${i}`), gapMs: 100 });
+    // 2 s of stream: time enough for a busy machine to deliver the SIGTERM while it is still in flight.
+    upstream.next({ kind: "stream", chunks: Array.from({ length: 8 }, (_, i) => `c${i}`), gapMs: 250 });
     const response = await fetch(`${server.url}/v1/chat/completions`, {
       method: "POST",
       headers: { authorization: `Bearer ${TEST_KEY}`, "content-type": "application/json" },
