@@ -54,9 +54,10 @@ describe("SSE framing", () => {
   });
 
   test("the first event reaches the client before the upstream has finished", async () => {
-    // The upstream waits 5 s before its second chunk: a gateway that held the stream back could
+    // The upstream waits 2 s before its second chunk: a gateway that held the stream back could
     // not answer sooner, and one that passes it on answers in milliseconds even on a busy machine.
-    const gapMs = 5000;
+    // (The cancel below waits for that gap to end.)
+    const gapMs = 2000;
     gateway.openai.next({ kind: "stream", chunks: ["a", "b", "c"], gapMs });
     const started = performance.now();
     const response = await post({ model: "gpt-4o", stream: true, messages: hello }, "beta_messages");

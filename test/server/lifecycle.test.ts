@@ -164,7 +164,7 @@ describe("supervised workers", () => {
     } finally {
       expect(await server.stop()).toBe(0);
     }
-  }, 60_000); // nine worker processes start one after another: slow on a busy machine
+  });
 
   test("a changed API_KEY reaches every worker", async () => {
     const u = user();

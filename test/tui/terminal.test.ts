@@ -56,7 +56,7 @@ test.skipIf(!tmux)("parley chat in a real terminal: question, streamed answer, /
   await keys("Enter");
   await until((s) => s.includes("EXIT=0"), "the process ending with 0");
   expect(existsSync(join(dir, "answer.md"))).toBe(true);
-}, 30_000);
+}, 60_000);
 
 test.skipIf(!tmux)("parley config set with no arguments: pick, type (secrets masked), validated before writing", async () => {
   const dir = mkdtempSync(join(tmpdir(), "parley-config-"));
@@ -103,4 +103,4 @@ test.skipIf(!tmux)("parley config set with no arguments: pick, type (secrets mas
   } finally {
     Bun.spawnSync(["tmux", "kill-session", "-t", name]);
   }
-}, 30_000);
+}, 60_000);
