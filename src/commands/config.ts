@@ -11,7 +11,10 @@ const show = defineCommand({
   meta: { name: "show", description: "Print the effective configuration with where each value comes from (secrets masked)" },
   run: () =>
     exitOnConfigError(() => {
-      const { config, entries, configFile } = loadConfig();
+      const { config, entries: read, configFile } = loadConfig();
+      // The directories' defaults are computed at start: show where they are, as `config get` does.
+      const dirs: Record<string, string> = { PARLEY_DATA_DIR: config.dataDir, PARLEY_CONFIG_DIR: config.configDir };
+      const entries = read.map((e) => (e.value === undefined && Object.hasOwn(dirs, e.key) ? { ...e, value: dirs[e.key] } : e));
       const width = Math.max(...entries.map((e) => e.key.length));
       const lines = entries.map(({ key, value, source, secret }) => {
         const shown = value === undefined ? "(unset)" : secret ? mask(value) : value;

@@ -293,7 +293,8 @@ export function thinkingEvents(thinking = ["Let me think", " about it."], texts 
     ...texts.map((text) => ({ type: "content_block_delta", index: 1, delta: { type: "text_delta", text } })),
     { type: "content_block_stop", index: 1 },
     { type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 9 } },
-    { type: "message_stop", "amazon-bedrock-invocationMetrics": { inputTokenCount: 120, outputTokenCount: 9, invocationLatency: 300, firstByteLatency: 90 } },
+    // Bedrock counts the cache beside the input here too, as message_start's usage does.
+    { type: "message_stop", "amazon-bedrock-invocationMetrics": { inputTokenCount: 20, outputTokenCount: 9, invocationLatency: 300, firstByteLatency: 90, cacheReadInputTokenCount: 100, cacheWriteInputTokenCount: 0 } },
   ];
 }
 

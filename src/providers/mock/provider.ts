@@ -15,6 +15,7 @@ export function createMockProvider(): Provider {
   return {
     name: "mock",
     label: up.label,
+    free: true,
     complete: async (request, model, signal) => collect(script(request, model, signal)),
     stream: (request, model, signal) => script(request, model, signal),
   };
@@ -23,8 +24,8 @@ export function createMockProvider(): Provider {
 async function* script(request: ChatRequest, model: string, signal: AbortSignal): AsyncGenerator<StreamEvent> {
   if (model === "mock/error-429") throw fromUpstreamStatus(up, 429, "mock/error-429 always answers 429.");
   if (model === "mock/error-503") throw fromUpstreamStatus(up, 503, "mock/error-503 always answers 503.");
-  const inputTokens = estimateTokens(request);
-  yield { type: "start", id: "mock-0001", inputTokens };
+  const input = { total: estimateTokens(request), cacheRead: 0, cacheWrite: 0 };
+  yield { type: "start", id: "mock-0001", usage: { input } };
   const answered = lastTurn(request)?.content.some((p) => p.type === "tool_result");
   const tool = model === "mock/tools" && !answered && request.toolChoice?.type !== "none" ? pickTool(request) : undefined;
   if (tool) {
@@ -32,7 +33,7 @@ async function* script(request: ChatRequest, model: string, signal: AbortSignal)
     yield { type: "tool_call", index: 0, id: "call_mock_0001", name: tool.name };
     yield { type: "tool_args", index: 0, text: args };
     yield { type: "finish", finish: { reason: "tool_calls", raw: "tool_calls" } };
-    yield { type: "usage", inputTokens, outputTokens: tokens(args).length };
+    yield { type: "usage", usage: { input, output: tokens(args).length } };
     return;
   }
   const pieces = tokens(replyText(request, model));
@@ -42,7 +43,7 @@ async function* script(request: ChatRequest, model: string, signal: AbortSignal)
     yield { type: "text", text };
   }
   yield { type: "finish", finish: { reason: "stop", raw: "stop" } };
-  yield { type: "usage", inputTokens, outputTokens: pieces.length };
+  yield { type: "usage", usage: { input, output: pieces.length } };
 }
 
 /** The echo, or after a tool round trip, what the tool returned. */
@@ -100,7 +101,7 @@ async function collect(events: AsyncGenerator<StreamEvent>): Promise<ChatReply> 
     else if (event.type === "tool_call") calls.push({ type: "tool_call", id: event.id, name: event.name, arguments: "" });
     else if (event.type === "tool_args") calls[event.index]!.arguments += event.text;
     else if (event.type === "finish") reply.finish = event.finish;
-    else if (event.type === "usage") reply.usage = { inputTokens: event.inputTokens ?? 0, outputTokens: event.outputTokens ?? 0 };
+    else if (event.type === "usage" && event.usage.input) reply.usage = { input: event.usage.input, output: event.usage.output ?? 0 };
   }
   reply.content = [...(text ? [{ type: "text" as const, text }] : []), ...calls];
   return reply;

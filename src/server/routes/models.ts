@@ -14,6 +14,8 @@ interface AnthropicModelInfo {
   id: string;
   display_name: string;
   created_at: string;
+  /** Anthropic's stage: every model listed here can be called. */
+  lifecycle: "active";
 }
 
 const DEFAULT_LIMIT = 20;
@@ -79,7 +81,7 @@ const unix = (day: string) => Math.floor(Date.parse(day) / 1000);
 
 function anthropicShape(model: ModelInfo): AnthropicModelInfo {
   const own = ANTHROPIC_MODELS.get(model.id);
-  return { type: "model", id: model.id, display_name: own?.display ?? model.id, created_at: new Date(model.created * 1000).toISOString().replace(".000Z", "Z") };
+  return { type: "model", id: model.id, display_name: own?.display ?? model.id, created_at: new Date(model.created * 1000).toISOString().replace(".000Z", "Z"), lifecycle: "active" };
 }
 
 /** Anthropic's cursor pages: `after_id` / `before_id` (exclusive), `limit` 1 to 1000. */
