@@ -121,7 +121,7 @@ describe("retries before the first byte (contract 10)", () => {
       headers: { authorization: `Bearer ${TEST_KEY}`, "content-type": "application/json" },
       body: JSON.stringify({ model: "gpt-4o-mini", messages: hello }),
     }).catch((error) => error);
-    await Bun.sleep(300);
+    while (gateway.openai.received.length === 0) await Bun.sleep(10); // the first call is in; its 429 starts the backoff
     client.abort();
     await call;
     await Bun.sleep(3500);
