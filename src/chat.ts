@@ -135,7 +135,7 @@ export function createChat({ config, upstreams, log, attachFiles }: ChatDeps) {
       // Most calls succeed at once: the retry loop starts only after a failure.
       const route = router(requested);
       const targets = ordered(route, cooldowns.cooling);
-      const first: Try = { route, target: targets[0]!, again: false };
+      const first: Try = { route, target: targets[0]!, again: false, key: `${targets[0]!.upstream} ${targets[0]!.model}` };
       try {
         return await attempt(first);
       } catch (error) {
@@ -143,7 +143,7 @@ export function createChat({ config, upstreams, log, attachFiles }: ChatDeps) {
           const r = known ?? router(model);
           return { route: r, targets: listed ?? ordered(r, cooldowns.cooling), retries: byName.get((listed ?? r.targets)[0]!.upstream)?.retries ?? 0 };
         };
-        return await inTurn(tries([requested, ...(fallbacks ?? [])], plan, { route, targets }), call.signal, attempt, error);
+        return await inTurn(tries([requested, ...(fallbacks ?? [])], plan, { route, targets }), call.signal, attempt, first, error);
       }
     } catch (error) {
       if (error instanceof GatewayError) {
@@ -164,6 +164,8 @@ interface Try {
   route: Route;
   target: Target;
   again: boolean;
+  /** The model on the upstream: one that asks for a wait longer than the backoff cap is not called again. */
+  key: string;
 }
 
 /**
@@ -175,7 +177,10 @@ function* tries(models: string[], plan: (model: string, route?: Route, targets?:
   for (let m = 0; m < models.length; m++) {
     const { route, targets, retries } = m === 0 ? plan(models[0]!, first.route, first.targets) : plan(models[m]!);
     const calls = Math.max(1 + retries, targets.length);
-    for (let n = m === 0 ? 1 : 0; n < calls; n++) yield { route, target: targets[n % targets.length]!, again: n >= targets.length };
+    for (let n = m === 0 ? 1 : 0; n < calls; n++) {
+      const target = targets[n % targets.length]!;
+      yield { route, target, again: n >= targets.length, key: `${target.upstream} ${target.model}` };
+    }
   }
 }
 

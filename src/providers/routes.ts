@@ -64,6 +64,8 @@ export function createRouter({ upstreams, routes, modelAliases, modelRoutes }: R
   const to = (requested: string, of: readonly Upstream[], model: string): Route => ({ requested, targets: of.map((u) => target(u, model)), weighted: false });
 
   return function route(requested: string): Route {
+    // No upstream has an id with a lone surrogate, and no URL path or header can carry one.
+    if (!requested.isWellFormed()) throw unknownModel(requested, known.ids());
     const model = modelAliases.get(requested) ?? requested;
     const slash = model.indexOf("/");
     const addressed = slash > 0 ? byName.get(model.slice(0, slash)) : undefined;

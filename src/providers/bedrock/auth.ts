@@ -46,7 +46,8 @@ const expiresSoon = (credentials: Credentials) => credentials.expiration !== und
 function credentialsMissing(up: Upstream, error: unknown): never {
   const e = error as { name?: string; message?: string };
   if (e?.name === "CredentialsProviderError") {
-    throw new GatewayError(503, "service_unavailable_error", `${up.label} has no credentials: set ${up.credentials}.`, { upstream: e.message });
+    // Not configured, as with no BETA_REGION: a 404 that no client retries.
+    throw new GatewayError(404, "not_found_error", `${up.label} is not configured: set ${up.credentials}.`, { upstream: e.message });
   }
   throw unreachable(up, e?.message ?? String(error));
 }

@@ -1,6 +1,6 @@
 import type { GatewayError } from "../../errors.ts";
 import { isObject } from "../../formats/read.ts";
-import { badShape, fetchFailed, fromUpstreamStatus, parseUpstreamJson, readUpstreamJson, type Upstream } from "../upstream-errors.ts";
+import { badShape, fetchFailed, fromUpstreamStatus, parseUpstreamJson, readUpstreamJson, streamedBody, type Upstream } from "../upstream-errors.ts";
 import type { Upstream as Declared } from "../kind.ts";
 import { bedrockAuth } from "./auth.ts";
 import { credentialsOf, labelOf, type BedrockSettings } from "./kind.ts";
@@ -38,7 +38,8 @@ export function createBedrockTransport(upstream: Declared<BedrockSettings>) {
     if (!response.ok) throw await httpError(up, response);
     return response;
   };
-  return { up, post, events: (response: Response) => events(up, response), json: (response: Response) => readUpstreamJson(up, response) };
+  const chunks = (response: Response) => streamedBody(up, response, timeout);
+  return { up, post, chunks, events: (response: Response) => events(up, chunks(response)), json: (response: Response) => readUpstreamJson(up, response) };
 }
 
 /** The upstream's endpoint_url (BETA_ENDPOINT_URL), else the region's public endpoint; other partitions' can be given as the former. */
@@ -51,10 +52,10 @@ export function bedrockEndpoint({ region, endpointUrl }: Pick<BedrockSettings, "
 export type BedrockTransport = ReturnType<typeof createBedrockTransport>;
 
 /** The frames of a Bedrock event stream, decoded and checksummed; an exception frame throws. */
-async function* events(up: Upstream, response: Response): AsyncGenerator<BedrockEvent> {
+async function* events(up: Upstream, chunks: AsyncIterable<Uint8Array>): AsyncGenerator<BedrockEvent> {
   const decode = eventDecoder(up);
   try {
-    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+    for await (const chunk of chunks) {
       for (const frame of decode.frames(chunk)) {
         const { type, payload } = decode.event(frame);
         yield { type, body: parsePayload(up, payload) };

@@ -4,12 +4,12 @@ import { GatewayError } from "../../errors.ts";
 import { settingName, type Upstream as Declared } from "../kind.ts";
 import type { NativeCall, NativeReply, Provider } from "../provider.ts";
 import { labelOf, urlOf, type OpenAISettings } from "./kind.ts";
-import { fetchError, fetchFailed, fromUpstreamStatus, parseUpstreamJson, type Upstream } from "../upstream-errors.ts";
+import { fetchError, fetchFailed, parseUpstreamJson, streamedBody, upstreamErrorText, type Upstream } from "../upstream-errors.ts";
 import { checkResponse } from "./responses-wire.ts";
 import { checkCompletion, decodeReply, encodeRequest, streamDecoder } from "./wire.ts";
 
 /**
- * OpenAI, or any server that speaks its API (Ollama, vLLM, LM Studio): one upstream of kind `openai`.
+ * OpenAI, or any server that speaks its API (Ollama, vLLM, LM Studio) via ALPHA_BASE_URL.
  * Plain fetch: the call is one POST, and the SDK's per-call machinery cost more than the rest of
  * a proxied request.
  */
@@ -19,11 +19,12 @@ export function createOpenAIProvider(upstream: Declared<OpenAISettings>): Provid
   const up: Upstream = { label: labelOf(upstream), url: settings.baseUrl, credentials: settingName(upstream, "api_key") };
   // Local OpenAI-compatible servers often need no key at all.
   const headers = { ...upstream.headers, authorization: `Bearer ${settings.apiKey ?? "none"}`, "content-type": "application/json", accept: "application/json, text/event-stream" };
-  // Bun's idle timeout for the socket: closes a call the gateway gave up on (see firstByte in chat.ts).
+  // Bun's idle timeout for the socket: closes a call the gateway gave up on (see firstByte in chat.ts);
+  // the silences of a stream are timed by streamedBody.
   const timeout = upstream.timeoutMs;
   const post = async (body: string, signal: AbortSignal, url = urls.chat) => {
     const response = await fetch(url, { method: "POST", body, headers, signal, timeout }).catch((error) => fetchFailed(up, error));
-    if (!response.ok) throw fromUpstreamStatus(up, response.status, await upstreamMessage(response), response.headers.get("retry-after"));
+    if (!response.ok) throw upstreamErrorText(up, response.status, await response.text().catch(() => ""), response.headers.get("retry-after"));
     return response;
   };
   const readBody = (response: Response) => response.text().catch((error) => fetchFailed(up, error, true));
@@ -31,7 +32,7 @@ export function createOpenAIProvider(upstream: Declared<OpenAISettings>): Provid
   const passthrough = (url: string, check: (body: unknown, up: Upstream) => Usage | undefined) => async ({ body, stream, signal }: NativeCall): Promise<NativeReply> => {
     const response = await post(body, signal, url);
     const contentType = response.headers.get("content-type") ?? (stream ? "text/event-stream" : "application/json");
-    if (stream && contentType.includes("text/event-stream")) return { kind: "stream", body: response.body!, contentType, failure: (error) => fetchError(up, error, true) };
+    if (stream && contentType.includes("text/event-stream")) return { kind: "stream", body: streamedBody(up, response, timeout), contentType, failure: (error) => fetchError(up, error, true) };
     const text = await readBody(response);
     return { kind: "json", body: text, contentType, usage: check(parseUpstreamJson(up, text), up) };
   };
@@ -56,7 +57,7 @@ export function createOpenAIProvider(upstream: Declared<OpenAISettings>): Provid
       });
       const text = new TextDecoder();
       try {
-        for await (const bytes of response.body as AsyncIterable<Uint8Array>) {
+        for await (const bytes of streamedBody(up, response, timeout)) {
           parser.feed(text.decode(bytes, { stream: true }));
           const ready = events;
           events = [];
@@ -81,14 +82,4 @@ function parseChunk(up: Upstream, data: string): unknown {
     throw new GatewayError(503, "service_unavailable_error", `${up.label} failed in the middle of its reply.`, { upstream: chunk.error.message ?? data.slice(0, 500) });
   }
   return chunk;
-}
-
-async function upstreamMessage(response: Response): Promise<string> {
-  const text = await response.text().catch(() => "");
-  try {
-    const body = JSON.parse(text);
-    return body?.error?.message ?? body?.message ?? text;
-  } catch {
-    return text.slice(0, 500);
-  }
 }

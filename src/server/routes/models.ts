@@ -72,10 +72,19 @@ export function modelRoutes(upstreams: Live, guard: Guard, discovery: Discovery)
       detail: { summary: "List models", description: "OpenAI's list; Anthropic's (limit, after_id, before_id) when the request has anthropic-version.", tags: ["models"] },
     })
     .get("/v1/models/*", ({ request, params }) => {
-      const id = decodeURIComponent(params["*"]);
+      const id = decoded(params["*"]);
       const model = find(id);
       return isAnthropic(request) ? anthropicShape(model) : model;
     }, { scope: "models", detail: { summary: "One model", tags: ["models"] } });
+}
+
+/** The id from the path; one that is not percent-encoded UTF-8 (`%ED%A0%80`, a lone surrogate; `%ff`) names no model. */
+function decoded(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw notFound(`No model has the id '${segment.slice(0, 200)}': it is not percent-encoded UTF-8.`);
+  }
 }
 
 const isAnthropic = (request: Request) => request.headers.has("anthropic-version");
