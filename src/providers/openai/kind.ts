@@ -23,7 +23,7 @@ export const openaiKind: Kind<OpenAISettings> = {
     systemOnTop: t.system_messages === "top",
   }),
   // A local server often needs no key; OpenAI itself does.
-  missing: (u) => (u.settings.apiKey || u.settings.baseUrl !== DEFAULT_BASE_URL ? undefined : `set ${settingName(u, "api_key")} (or ${settingName(u, "base_url")} for an OpenAI-compatible server)`),
+  missing: (u) => (u.settings.apiKey || u.settings.baseUrl !== DEFAULT_BASE_URL ? undefined : `set ${settingName(u, "api_key")}, or ${settingName(u, "base_url")} for an OpenAI-compatible server`),
   build: (u) => import("./provider.ts").then((m) => m.createOpenAIProvider(u)),
   list: (u) => import("./models.ts").then((m) => m.listOpenAIModels(u)),
   where: (s) => s.baseUrl,
