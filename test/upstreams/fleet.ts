@@ -89,7 +89,8 @@ to = ["ollama", "openrouter"]
 
 [[routes]]
 name = "bedrock-pair"
-match = "pair-claude"
+match = "twin-*"
+model = "claude-sonnet-4-5"
 to = ["bedrock-us", "bedrock-eu"]
 
 [[routes]]
