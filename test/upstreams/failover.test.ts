@@ -101,3 +101,46 @@ describe("weighted targets (contract 13)", () => {
     expect(fakes.ollama.received.length).toBeGreaterThan(20);
   });
 });
+
+describe("after the route's targets, and each upstream's own settings", () => {
+  test("MODEL_FALLBACKS comes after every target of the route", async () => {
+    const { json: app } = fleetApp(fakes, { UPSTREAM_RETRIES: "0", UPSTREAM_COOLDOWN_S: "0", MODEL_FALLBACKS: "pair-model=groq/llama-3.1-8b-instant" });
+    fakes.ollama.next({ kind: "error", status: 503, message: "down" });
+    fakes.openrouter.next({ kind: "error", status: 503, message: "down too" });
+    const response = await app("/v1/chat/completions", bodyFor("/v1/chat/completions", "pair-model"));
+    expect(where(response)).toMatchObject({ status: 200, upstream: "groq", attempts: "3" });
+    expect(fakes.groq.last().body.model).toBe("llama-3.1-8b-instant");
+    expect([fakes.ollama.received.length, fakes.openrouter.received.length]).toEqual([1, 1]);
+  });
+
+  const own = (url: string) => `
+[upstreams.slow]
+kind = "openai"
+base_url = "${url}"
+timeout_ms = 300
+retries = 0
+headers = { X-Team = "search" }
+
+[[routes]]
+name = "slow-first"
+match = "slow-first"
+to = ["slow", "openrouter"]
+`;
+
+  test("an upstream's timeout_ms ends its call, and the next target answers", async () => {
+    const { json: app } = fleetApp(fakes, { UPSTREAM_COOLDOWN_S: "0" }, own(fakes.ollama.url));
+    fakes.ollama.next({ kind: "hang" });
+    const response = await app("/v1/chat/completions", bodyFor("/v1/chat/completions", "slow-first"));
+    expect(where(response)).toMatchObject({ status: 200, upstream: "openrouter", attempts: "2", route: "slow-first" });
+    expect(fakes.ollama.last().headers.get("x-team")).toBe("search");
+    expect(fakes.openrouter.last().headers.get("x-team")).toBeNull();
+  });
+
+  test("an upstream's retries, not UPSTREAM_RETRIES, bound the calls to it alone", async () => {
+    const { json: app } = fleetApp(fakes, { UPSTREAM_RETRIES: "3", UPSTREAM_COOLDOWN_S: "0" }, own(fakes.ollama.url));
+    fakes.ollama.next({ kind: "error", status: 503, message: "down" });
+    const response = await app("/v1/chat/completions", bodyFor("/v1/chat/completions", "slow/llama3"));
+    expect(where(response)).toMatchObject({ status: 503, upstream: "slow", attempts: "1" });
+    expect(fakes.ollama.received).toHaveLength(1);
+  });
+});

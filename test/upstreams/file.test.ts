@@ -82,6 +82,8 @@ describe("every mistake in parley.toml is refused with FILE:LINE (contract 13)",
     ["a name with a dot", `${OLLAMA}\n[upstreams."my.server"]\nkind = "openai"\nbase_url = "http://x"\n`, 5, /upstream name 'my\.server'/],
     ["an inline table whose name is in an earlier line", `[upstreams]\nollama = { kind = "openai", base_url = "http://localhost:11434/v1" }\nlocal = { kind = "opneai", base_url = "http://127.0.0.1:8080/v1" }\n`, 3, /unknown kind "opneai"/],
     ["routes as a table", `${OLLAMA}\n[routes]\nto = ["ollama"]\n`, 5, /routes must be an array of tables: \[\[routes\]\]/],
+    ["a misspelt key in a file with CRLF line ends", `${OLLAMA}\n[upstreams.groq]\nkind = "openai"\nbase_url = "http://x"\napi_kye = "x"\n`.replaceAll("\n", "\r\n"), 8, /unknown key 'api_kye'/],
+    ["a syntax error in a CRLF file", `${OLLAMA}\n[upstreams.groq]\nkind = "openai"\nbase_url =\n`.replaceAll("\n", "\r\n"), 7, /Missing value/],
     ["a bad system_messages", `${OLLAMA}system_messages = "bottom"\n`, 4, /system_messages .* must be "inline" or "top"/],
   ];
 

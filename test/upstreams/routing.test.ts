@@ -231,3 +231,24 @@ endpoint_url = "${fakes.us.url}"
     expect(fakes.us.received).toHaveLength(0);
   });
 });
+
+describe("the spec's variables' upstreams, alpha and beta, beside the file's", () => {
+  test("beta (BETA_*) comes first of the Bedrock upstreams: the variables' are declared before the file's", async () => {
+    const { json: app } = fleetApp(fakes, { BETA_REGION: US.region, BETA_ACCESS_KEY_ID: US.accessKeyId, BETA_SECRET_ACCESS_KEY: US.secretAccessKey, BETA_ENDPOINT_URL: fakes.us.url });
+    const response = await app("/v1/messages", bodyFor("/v1/messages", "claude-sonnet-4-5"));
+    expect(where(response)).toMatchObject({ status: 200, upstream: "beta" });
+    expect(fakes.us.last().modelId).toBe("us.anthropic.claude-sonnet-4-5-20250929-v1:0");
+  });
+
+  test("[upstreams.alpha] in the file replaces the ALPHA_* one and keeps its place before the file's", async () => {
+    const alpha = `\n[upstreams.alpha]\nkind = "openai"\nbase_url = "${fakes.groq.url}"\napi_key = "sk-alpha-from-file"\n`;
+    const { json: app, call: get } = fleetApp(fakes, { ALPHA_BASE_URL: "http://127.0.0.1:9/v1", ALPHA_API_KEY: "sk-alpha-variable", MODEL_ROUTES: "ft:*=openai" }, alpha);
+    // gpt-* goes to the first openai upstream: alpha, now the groq fake.
+    expect(where(await app("/v1/chat/completions", bodyFor("/v1/chat/completions", "gpt-4.1-mini")))).toMatchObject({ status: 200, upstream: "alpha" });
+    expect(fakes.groq.last().headers.get("authorization")).toBe("Bearer sk-alpha-from-file");
+    // MODEL_ROUTES may still call it by its kind, as before there were others.
+    expect(where(await app("/v1/chat/completions", bodyFor("/v1/chat/completions", "ft:gpt-4o:team")))).toMatchObject({ status: 200, upstream: "alpha" });
+    expect(fakes.groq.received).toHaveLength(2);
+    expect(Object.keys((await (await get("/health")).json()).services)).toEqual(["alpha", "beta", "ollama", "openrouter", "groq", "bedrock-us", "bedrock-eu", "mock"]);
+  });
+});
