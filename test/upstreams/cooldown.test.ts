@@ -1,5 +1,7 @@
 import { afterAll, beforeEach, describe, expect, test } from "bun:test";
-import { bodyFor, fleetApp, startFakes, where } from "./fleet.ts";
+import { readFileSync, writeFileSync } from "node:fs";
+import { loadConfig } from "../../src/config.ts";
+import { bodyFor, fleetApp, SECRETS, startFakes, where } from "./fleet.ts";
 
 const fakes = await startFakes();
 afterAll(() => fakes.stop());
@@ -10,8 +12,9 @@ beforeEach(() => fakes.reset());
  * retries beyond one call per target, so every call a fake receives is one the test asked for.
  */
 function app() {
-  const { json, call } = fleetApp(fakes, { UPSTREAM_COOLDOWN_S: "600", UPSTREAM_RETRIES: "0" });
+  const { json, call, app, config, file } = fleetApp(fakes, { UPSTREAM_COOLDOWN_S: "600", UPSTREAM_RETRIES: "0" });
   return {
+    app, config, file,
     ask: (model = "pair-model") => json("/v1/chat/completions", bodyFor("/v1/chat/completions", model)),
     services: async () => (await (await call("/health")).json()).services as Record<string, string>,
   };
@@ -79,5 +82,22 @@ describe("cooldown: an upstream failing 3 times in a row is skipped for UPSTREAM
     for (let i = 0; i < 5; i++) await json("/v1/chat/completions", bodyFor("/v1/chat/completions", "pair-model"));
     expect(fakes.ollama.received).toHaveLength(5);
     expect((await (await call("/health")).json()).services.ollama).toBe("available");
+  });
+
+  test("a reload that changes an upstream's settings ends its cooldown; an unchanged one keeps cooling", async () => {
+    const { ask, services, app: gateway, config, file } = app();
+    fakes.ollama.next(...fail(3));
+    for (let i = 0; i < 3; i++) await ask();
+    expect((await services()).ollama).toBe("cooling");
+    const reload = (text: string) => {
+      writeFileSync(file, text);
+      return gateway.reload(loadConfig({ env: { PARLEY_UPSTREAMS: file, PARLEY_CONFIG_DIR: config.configDir, PARLEY_DATA_DIR: config.dataDir, UPSTREAM_COOLDOWN_S: "600", UPSTREAM_RETRIES: "0", ...SECRETS }, cwd: config.dataDir }).config);
+    };
+    const original = readFileSync(file, "utf8");
+    expect(() => reload(original)).not.toThrow();
+    expect((await services()).ollama).toBe("cooling");
+    reload(original.replace("[upstreams.ollama]\n", "[upstreams.ollama]\ntimeout_ms = 60000\n"));
+    expect((await services()).ollama).toBe("available");
+    expect(where(await ask())).toMatchObject({ status: 200, upstream: "ollama", attempts: "1" });
   });
 });
