@@ -38,6 +38,9 @@ export interface ChatCall {
   observe?: (info: Observed) => void;
 }
 
+/** A call to an endpoint that is not a chat (embeddings): the same, but no dialects. */
+export type EndpointCall = Omit<ChatCall, "input" | "output">;
+
 export type ChatOutcome = { headers: Record<string, string> } & (
   | { kind: "json"; body: unknown }
   /** The upstream's own reply, bytes untouched. */
@@ -114,7 +117,7 @@ export function createChat({ config, upstreams, log, attachFiles }: ChatDeps) {
 }
 
 /** An outcome before `attempt` puts its headers on it. */
-type Answer = DistributiveOmit<ChatOutcome, "headers"> & { headers?: Record<string, string> };
+export type Answer = DistributiveOmit<ChatOutcome, "headers"> & { headers?: Record<string, string> };
 type DistributiveOmit<T, K extends keyof T> = T extends unknown ? Omit<T, K> : never;
 
 /** A native stream that came after its 504: nobody reads it. */
