@@ -38,6 +38,10 @@ describe("passthrough to an openai upstream", () => {
     expect(response.headers.get("x-parley-upstream")).toBe("alpha");
     // 1 + 2 tokens at $0.02 a million.
     expect(Number(response.headers.get("x-parley-cost-usd"))).toBeCloseTo(3 * 0.02 / 1e6, 12);
+
+    const own = `{"object": "list", "data": [ {"object":"embedding","index":0,"embedding":[0.6,0.8]} ],"model":"${SMALL}","usage":{"prompt_tokens":1,"total_tokens":1}, "x_server": 1}`;
+    gateway.openai.next({ kind: "raw", body: own });
+    expect(await (await post(body)).text()).toBe(own);
   });
 
   test("embeddings.create, floats and the SDK's default base64, with dimensions", async () => {
