@@ -164,7 +164,8 @@ describe("Cohere Embed on Bedrock", () => {
   });
 
   test("input_type and dimensions go to Cohere; base64 decodes to its floats", async () => {
-    const reply = await client.embeddings.create({ model: "cohere.embed-v4:0", input: "query text", dimensions: 256, input_type: "search_query" } as any);
+    // input_type is Cohere's, not in the SDK's types: sent as an extra body field.
+    const reply = await client.embeddings.create({ model: "cohere.embed-v4:0", input: "query text", dimensions: 256 }, { body: { model: "cohere.embed-v4:0", input: "query text", dimensions: 256, input_type: "search_query", encoding_format: "base64" } });
     expect(gateway.bedrock.last().body).toEqual({ texts: ["query text"], input_type: "search_query", output_dimension: 256 });
     close(reply.data[0]!.embedding, fakeVector("query text", 256));
   });
