@@ -78,16 +78,23 @@ test.skipIf(!tmux)("parley config set with no arguments: pick, type (secrets mas
     await wait((s) => s.includes("Which setting?"), "the prompt");
     await press("Down");
     await press("Enter");
-    await wait((s) => s.includes("PORT (port to listen on)"), "the PORT question");
+    await wait((s) => s.includes("PORT (port to listen on"), "the PORT question");
     await press("BSpace", "BSpace", "BSpace", "BSpace");
     await press("abc", "Enter");
     await wait((s) => s.includes("PORT: expected an integer from 0 to 65535"), "the validation message");
     await press("BSpace", "BSpace", "BSpace");
     await press("9001", "Enter");
     await wait((s) => s.includes("PORT saved"), "PORT saved");
-    for (let i = 0; i < 10; i++) await press("Down");
+    // Down until ALPHA_API_KEY is the one picked, wherever SETTINGS lists it: one key at a time,
+    // each seen to move the pick before the next.
+    const picked = (s: string) => /● (\w+)/.exec(s)?.[1];
+    for (let i = 0; i < 45 && picked(show()) !== "ALPHA_API_KEY"; i++) {
+      const was = picked(show());
+      await press("Down");
+      await wait((s) => picked(s) !== was, "the next setting picked");
+    }
     await press("Enter");
-    await wait((s) => s.includes("ALPHA_API_KEY (OpenAI API key)"), "the key question");
+    await wait((s) => s.includes("ALPHA_API_KEY (OpenAI API key"), "the key question");
     await press("sk-typed-secret-42");
     await wait((s) => s.includes("••••••••"), "the mask");
     expect(show()).not.toContain("sk-typed-secret-42");
