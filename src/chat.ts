@@ -1,9 +1,10 @@
 import { inTurn } from "./attempts.ts";
 import type { Config } from "./config.ts";
 import { GatewayError, invalidRequest } from "./errors.ts";
-import { usageTracker, type Codec, type StreamEncoder } from "./formats/codec.ts";
+import type { Codec, StreamEncoder } from "./formats/codec.ts";
 import type { Json } from "./formats/read.ts";
 import { guardStream, openChunks, type Chunks } from "./formats/sse.ts";
+import { usageTracker } from "./formats/usage.ts";
 import type { ChatRequest, SseEvent, StreamEvent, Usage } from "./ir.ts";
 import type { Logger } from "./log.ts";
 import type { NativeReply, Provider } from "./providers/provider.ts";
@@ -29,8 +30,11 @@ export interface ChatCall {
    * upstream reported, for the usage record.
    */
   onDone?: (done: { usage?: Usage; ok: boolean }) => void;
-  /** Told where the request went, how long the upstream took to answer and how many calls it took. */
-  observe?: (info: { model: string; provider: string; upstream_ms?: number; attempts: number }) => void;
+  /**
+   * Told where the request went, how long the upstream took to answer and how many calls it took;
+   * `free`: the last upstream called charges nothing for its answers, whatever the model id.
+   */
+  observe?: (info: { model: string; provider: string; upstream_ms?: number; attempts: number; free: boolean }) => void;
 }
 
 export type ChatOutcome = { headers: Record<string, string> } & (
@@ -72,11 +76,13 @@ export function createChat({ config, providers, router, log, attachFiles }: Chat
     let attempts = 0;
     let since: number | undefined;
     let route: Route | undefined;
+    let free = false;
     let filesAttached = false;
 
     const attempt = async (model: string): Promise<ChatOutcome> => {
       route = router(model);
       const provider = providers.loaded(route.provider) ?? (await providers(route.provider));
+      free = provider.free === true;
       if (request.fileIds.length && !filesAttached) {
         await attachFiles?.(request);
         filesAttached = true;
@@ -127,7 +133,7 @@ export function createChat({ config, providers, router, log, attachFiles }: Chat
       throw error;
     } finally {
       const upstream_ms = since === undefined ? undefined : Math.round(performance.now() - since);
-      call.observe?.({ model: requested, provider: route?.provider ?? "-", upstream_ms, attempts });
+      call.observe?.({ model: requested, provider: route?.provider ?? "-", upstream_ms, attempts, free });
     }
   };
 }
@@ -156,20 +162,20 @@ async function* relay(
   done: (usage: Usage | undefined, ok?: boolean) => void,
 ): AsyncGenerator<SseEvent> {
   let finished = false;
+  // All the usage the events carried, input with its cache: the same record as the answer passed through would make.
   const usage = usageTracker();
-  const counted = () => (usage.known() ? { inputTokens: usage.inputTokens ?? 0, outputTokens: usage.outputTokens ?? 0 } : undefined);
   try {
     for (let next = first; !next.done; next = await events.next()) {
       const event = next.value;
       if (event.type === "finish") finished = true;
-      else if (event.type === "usage" || event.type === "start") usage.add(event);
+      else if (event.type === "usage" || event.type === "start") usage.add(event.usage);
       yield* encoder.event(event);
     }
     if (!finished) throw incomplete(label);
     yield* encoder.end();
-    done(counted());
+    done(usage.usage());
   } catch (error) {
-    if (client.aborted) return done(counted(), false);
+    if (client.aborted) return done(usage.usage(), false);
     if (!(error instanceof GatewayError)) log.error("stream failed:", error);
     const failure = error instanceof GatewayError ? error : new GatewayError(503, "service_unavailable_error", `${label}'s stream failed.`);
     onBreak(failure);

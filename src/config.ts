@@ -51,6 +51,8 @@ export interface Config {
   upstreamTimeoutMs: number;
   upstreamRetries: number;
   shutdownGraceMs: number;
+  /** serve exits when the process that started it dies (an app running parley as its sidecar). */
+  exitWithParent: boolean;
   modelsRefreshS: number;
   dataDir: string;
   configDir: string;
@@ -129,6 +131,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: "PORT", group: "server", fallback: "8000", check: int(0, 65535), help: "port to listen on (0 picks a free one)" },
   { key: "WORKERS", group: "server", fallback: "1", check: int(1, 64), help: "server processes sharing the port, under a supervisor that restarts them" },
   { key: "SHUTDOWN_GRACE_MS", group: "server", fallback: "10000", check: int(0), help: "time in-flight requests and streams get to finish on shutdown" },
+  { key: "PARLEY_EXIT_WITH_PARENT", group: "server", fallback: "false", check: boolean, help: "stop within 2 s of the process that started serve dying, SIGKILL included (serve --exit-with-parent; an app's sidecar)" },
   { key: "LOG_LEVEL", group: "server", fallback: "info", check: oneOf(Object.keys(LOG_LEVELS)), help: "logging level" },
   { key: "LOG_FORMAT", group: "server", fallback: "text", check: oneOf(["text", "json"]), help: "text, or json for one JSON object per log line" },
   { key: "ENVIRONMENT", group: "server", fallback: "development", check: noSpace, help: "development or production (production limits CORS to CORS_ORIGINS)" },
@@ -177,7 +180,7 @@ export const SETTINGS: readonly Setting[] = [
     check: pairs("=", (m, list) => !/\s/.test(m + list) && list.split("|").every(Boolean), "model=fallback|fallback,…"),
   },
   { key: "MODELS_REFRESH_S", group: "models", fallback: "600", check: int(0), help: "seconds between model list refreshes from the upstreams (0: discovery off)" },
-  { key: "UPSTREAM_TIMEOUT_MS", group: "upstream", fallback: "600000", check: int(1), help: "time to the upstream's first byte (504 after it); also the longest silence allowed in a stream" },
+  { key: "UPSTREAM_TIMEOUT_MS", group: "upstream", fallback: "600000", check: int(1), help: "time to the upstream's first byte (504 after it), and the longest silence between two chunks of a stream" },
   { key: "UPSTREAM_RETRIES", group: "upstream", fallback: "2", check: int(0, 10), help: "retries of a failed upstream call before its first byte" },
   { key: "OBJSTORE_FILES_BUCKET", group: "files", check: noSpace, help: "S3 bucket for file bytes (unset: a local store under PARLEY_DATA_DIR)" },
   { key: "OBJSTORE_ENDPOINT_URL", group: "files", unset: "AWS S3 in BETA_REGION", check: url, help: "S3-compatible endpoint (path-style)" },
@@ -311,6 +314,7 @@ function toConfig(v: Record<string, string | undefined>): Config {
     upstreamTimeoutMs: num("UPSTREAM_TIMEOUT_MS"),
     upstreamRetries: num("UPSTREAM_RETRIES"),
     shutdownGraceMs: num("SHUTDOWN_GRACE_MS"),
+    exitWithParent: BOOLEANS[v.PARLEY_EXIT_WITH_PARENT!.toLowerCase()]!,
     modelsRefreshS: num("MODELS_REFRESH_S"),
     dataDir: v.PARLEY_DATA_DIR!,
     configDir: v.PARLEY_CONFIG_DIR!,
@@ -324,9 +328,21 @@ export function setConfigValue(configFile: string, key: string, value: string): 
   if (key === "PARLEY_CONFIG_DIR") throw new ConfigError("PARLEY_CONFIG_DIR cannot live inside the config file; set it in the environment");
   const allowed = setting.check?.(value);
   if (allowed) throw new ConfigError(`${key}=${setting.secret ? mask(value) : JSON.stringify(value)} is invalid: expected ${allowed}`);
-  const values = { ...readEnvFile(configFile), [key]: value };
+  writeConfigFile(configFile, { ...readEnvFile(configFile), [key]: value });
+}
+
+/** Removes a setting from the user config file; false when the file did not set it. */
+export function unsetConfigValue(configFile: string, key: string): boolean {
+  const values = readEnvFile(configFile);
+  if (!Object.hasOwn(values, key)) return false;
+  delete values[key];
+  writeConfigFile(configFile, values);
+  return true;
+}
+
+function writeConfigFile(configFile: string, values: Record<string, string>): void {
   mkdirSync(join(configFile, ".."), { recursive: true, mode: 0o700 });
-  const text = Object.entries(values).map(([k, v]) => `${k}=${quote(k, v)}`).join("\n") + "\n";
+  const text = Object.entries(values).map(([k, v]) => `${k}=${quote(k, v)}\n`).join("");
   writeFileSync(configFile, text, { mode: 0o600 });
 }
 

@@ -82,13 +82,25 @@ export interface Finish {
   stopSequence?: string;
 }
 
+/**
+ * Tokens as the upstream billed them, with one meaning whoever counted (vercel/ai's
+ * LanguageModelV3Usage): `input.total` is every prompt token, cached or not; `cacheRead` and
+ * `cacheWrite` are the parts of it read from and written to the prompt cache, so the input without
+ * the cache is `total - cacheRead - cacheWrite` (`uncachedInput`). Each wire decoder fills it from
+ * its dialect's counts (the client dialects' in src/formats/usage.ts); no code past it asks who counted.
+ */
 export interface Usage {
-  inputTokens: number;
-  outputTokens: number;
-  /** Prompt tokens read from the upstream's cache, and written to it; part of or beside `inputTokens` as each upstream counts. */
-  cacheReadTokens?: number;
-  cacheWriteTokens?: number;
+  input: InputTokens;
+  output: number;
 }
+
+export interface InputTokens {
+  total: number;
+  cacheRead: number;
+  cacheWrite: number;
+}
+
+export const uncachedInput = (input: InputTokens) => Math.max(0, input.total - input.cacheRead - input.cacheWrite);
 
 export interface ChatReply {
   id?: string;
@@ -99,14 +111,16 @@ export interface ChatReply {
 
 /** What a streamed reply is made of; tool calls are numbered from 0 in the order they start. */
 export type StreamEvent =
-  | { type: "start"; id?: string; inputTokens?: number; cacheReadTokens?: number; cacheWriteTokens?: number }
+  /** `usage`: what is known at the start (most upstreams: the input). */
+  | { type: "start"; id?: string; usage?: Partial<Usage> }
   | { type: "text"; text: string }
   /** Reasoning text as it streams; `signature` closes a reasoning block that can be sent back. */
   | { type: "reasoning"; text: string; signature?: string }
   | { type: "tool_call"; index: number; id: string; name: string }
   | { type: "tool_args"; index: number; text: string }
   | { type: "finish"; finish: Finish }
-  | { type: "usage"; inputTokens?: number; outputTokens?: number; cacheReadTokens?: number; cacheWriteTokens?: number };
+  /** Usage as it becomes known, the input or the output or both: a later report of either replaces an earlier one. */
+  | { type: "usage"; usage: Partial<Usage> };
 
 /** One server-sent event as the reply format writes it. */
 export interface SseEvent {

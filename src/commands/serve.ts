@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { defineCommand } from "citty";
 import { ConfigError, loadConfig, setConfigValue, type Loaded } from "../config.ts";
 import { announce, createLogger, type Logger } from "../log.ts";
+import { sweepAtStart } from "../files/sweep.ts";
 import { configuredProviders } from "../providers/registry.ts";
 import { checkPort, printReady, runServer, urlOf } from "../server/serve.ts";
 import { supervise } from "../server/supervisor.ts";
@@ -18,11 +19,12 @@ export default defineCommand({
     reload: { type: "boolean", description: "restart the workers when ./.env or the user config file changes" },
     "log-level": { type: "string", description: "silent, error, warn, info, debug or trace" },
     "log-format": { type: "string", description: "text (default) or json: one JSON object per log line" },
+    "exit-with-parent": { type: "boolean", description: "exit when the process that started parley dies (an app's sidecar)" },
     worker: { type: "string", description: "(internal) run as worker N of a supervisor" },
   },
   run: ({ args }) =>
     exitOnConfigError(() => {
-      const flags = { HOST: args.host, PORT: args.port, WORKERS: args.workers, LOG_LEVEL: args["log-level"], LOG_FORMAT: args["log-format"] };
+      const flags = { HOST: args.host, PORT: args.port, WORKERS: args.workers, LOG_LEVEL: args["log-level"], LOG_FORMAT: args["log-format"], PARLEY_EXIT_WITH_PARENT: args["exit-with-parent"] ? "true" : undefined };
       if (args.worker) {
         const { config } = loadConfig({ flags });
         const log = createLogger(config.logLevel, config.logFormat).withTag(`worker ${args.worker}`);
@@ -47,8 +49,10 @@ export default defineCommand({
 
       // Workers must agree on one port; with --port 0 the check picks a free one for all of them.
       const port = checkPort(config.host, config.port);
+      // Before the workers exist: a killed generation's pids may come back as theirs (PID 2, 3 in a container).
+      sweepAtStart(config, log);
       summarize(loaded, log);
-      const passed = ["--host", config.host, "--port", String(port), ...(args["log-level"] ? ["--log-level", args["log-level"]] : []), ...(args["log-format"] ? ["--log-format", args["log-format"]] : [])];
+      const passed = ["--host", config.host, "--port", String(port), ...(args["log-level"] ? ["--log-level", args["log-level"]] : []), ...(args["log-format"] ? ["--log-format", args["log-format"]] : []), ...(config.exitWithParent ? ["--exit-with-parent"] : [])];
       if (args.reload) mkdirSync(config.configDir, { recursive: true });
       const url = urlOf(config.host, port);
       log.info(`parley supervising ${config.workers} worker(s) on ${url}${args.reload ? ", reloading on configuration changes" : ""}`);
@@ -65,6 +69,7 @@ export default defineCommand({
           }
         },
         graceMs: config.shutdownGraceMs,
+        exitWithParent: config.exitWithParent,
         log,
         onReady: () => printReady(url, config),
       });

@@ -17,7 +17,7 @@ export function createS3Store(config: Config): FileStore {
   const client = new S3Client(clientConfig(config));
 
   const metadata = (file: Omit<FileMeta, "bytes">) => ({
-    filename: encodeURIComponent(file.filename),
+    filename: encodeURIComponent(file.filename.toWellFormed()),
     purpose: file.purpose,
     "created-at": String(file.createdAt),
   });

@@ -113,12 +113,12 @@ function decodeToolChoice(value: unknown): ToolChoice | undefined {
 
 // ---- IR -> client reply ----
 
-/** As Bedrock serves it: no thinking blocks; input and output tokens only. */
+/** As Bedrock serves it: no thinking blocks; input (the cache included, as `prompt_tokens` counts it: contract 2) and output tokens only. */
 const dialect: AnthropicDialect = {
   usage: (usage, at) =>
     at === "end"
-      ? { output_tokens: usage?.outputTokens ?? 0, ...(usage?.inputTokens !== undefined ? { input_tokens: usage.inputTokens } : {}) }
-      : { input_tokens: usage?.inputTokens ?? 0, output_tokens: at === "start" ? 0 : (usage?.outputTokens ?? 0) },
+      ? { output_tokens: usage?.output ?? 0, ...(usage?.input ? { input_tokens: usage.input.total } : {}) }
+      : { input_tokens: usage?.input?.total ?? 0, output_tokens: at === "start" ? 0 : (usage?.output ?? 0) },
   thinking: false,
   error: (error) => [{ event: "error", data: { type: "error", error: { type: error.type, message: error.message } } }],
 };

@@ -2,6 +2,7 @@ import type { GatewayError } from "../errors.ts";
 import type { ChatReply, Finish, Part, SseEvent, Usage } from "../ir.ts";
 import { randomId, type StreamEncoder } from "./codec.ts";
 import { parseArguments, type Json } from "./read.ts";
+import { usageTracker } from "./usage.ts";
 
 /**
  * A reply in Anthropic's message shape, whole or as its event stream, for the native Messages codec
@@ -12,6 +13,8 @@ export interface AnthropicDialect {
   usage(usage: Partial<Usage> | undefined, at: "reply" | "start" | "end"): Json;
   /** False: reasoning has no place in this dialect and is left out. */
   thinking: boolean;
+  /** What a tool_use block's `caller` says, in a dialect whose blocks have one. */
+  caller?: Json;
   error(error: GatewayError): SseEvent[];
 }
 
@@ -23,16 +26,16 @@ export function anthropicReply(reply: ChatReply, model: string, dialect: Anthrop
     type: "message",
     role: "assistant",
     model,
-    content: reply.content.flatMap((part) => contentBlock(part, dialect.thinking)),
+    content: reply.content.flatMap((part) => contentBlock(part, dialect)),
     stop_reason: toStopReason(reply.finish),
     stop_sequence: reply.finish.stopSequence ?? null,
     usage: dialect.usage(reply.usage, "reply"),
   };
 }
 
-function contentBlock(part: Part, thinking: boolean): Json[] {
+function contentBlock(part: Part, { thinking, caller }: AnthropicDialect): Json[] {
   if (part.type === "text") return part.text ? [{ type: "text", text: part.text }] : [];
-  if (part.type === "tool_call") return [{ type: "tool_use", id: part.id, name: part.name, input: parseArguments(part.arguments, "the reply") }];
+  if (part.type === "tool_call") return [{ type: "tool_use", id: part.id, name: part.name, input: parseArguments(part.arguments, "the reply"), ...(caller ? { caller } : {}) }];
   if (part.type === "reasoning" && thinking) return part.redacted ? [{ type: "redacted_thinking", data: part.redacted }] : [{ type: "thinking", thinking: part.text, signature: part.signature ?? "" }];
   return [];
 }
@@ -48,10 +51,7 @@ export function anthropicStream(model: string, dialect: AnthropicDialect): Strea
   let open: { kind: "text" | "thinking" | "tool"; index: number } | undefined;
   const toolBlocks = new Map<number, number>();
   let finish: Finish | undefined;
-  const usage: Partial<Usage> = {};
-  const count = (event: Partial<Usage>) => {
-    for (const key of ["inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens"] as const) if (event[key] !== undefined) usage[key] = event[key];
-  };
+  const { reported: usage, add: count } = usageTracker();
 
   const sse = (event: string, data: Json): SseEvent => ({ event, data: { type: event, ...data } });
   const start = (): SseEvent[] => {
@@ -77,7 +77,7 @@ export function anthropicStream(model: string, dialect: AnthropicDialect): Strea
     event(event) {
       switch (event.type) {
         case "start":
-          count(event);
+          count(event.usage);
           return start();
         case "text": {
           const head = [...start(), ...(open?.kind === "text" ? [] : openBlock("text", { type: "text", text: "" }))];
@@ -93,7 +93,7 @@ export function anthropicStream(model: string, dialect: AnthropicDialect): Strea
           ];
         }
         case "tool_call": {
-          const head = [...start(), ...openBlock("tool", { type: "tool_use", id: event.id, name: event.name, input: {} })];
+          const head = [...start(), ...openBlock("tool", { type: "tool_use", id: event.id, name: event.name, input: {}, ...(dialect.caller ? { caller: dialect.caller } : {}) })];
           toolBlocks.set(event.index, open!.index);
           return head;
         }
@@ -106,7 +106,7 @@ export function anthropicStream(model: string, dialect: AnthropicDialect): Strea
           finish = event.finish;
           return [...start(), ...close()];
         case "usage":
-          count(event);
+          count(event.usage);
           return [];
       }
     },

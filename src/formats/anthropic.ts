@@ -3,8 +3,9 @@ import { pushSystem, type ChatReply, type ChatRequest, type Message, type Part, 
 import { anthropicReply, anthropicStream, type AnthropicDialect } from "./anthropic-reply.ts";
 import type { Codec, StreamEncoder } from "./codec.ts";
 import {
-  isObject, messageList, numberIn, numberOr, objectList, optionalBoolean, optionalString, positiveInt, stringList, type Json,
+  isObject, messageList, numberIn, objectList, optionalBoolean, optionalString, positiveInt, stringList, type Json,
 } from "./read.ts";
+import { fromAnthropic, fromInvocationMetrics, toAnthropic } from "./usage.ts";
 
 /**
  * The Anthropic Messages API as api.anthropic.com serves it (`POST /v1/messages`). To Bedrock Claude
@@ -161,22 +162,11 @@ function decodeOutputFormat(value: unknown): ResponseFormat | undefined {
 
 // ---- IR -> client reply ----
 
-/** Anthropic counts cached prompt tokens beside `input_tokens`; the IR counts them in it. */
-export function anthropicUsage(usage: Partial<Usage> | undefined): Json {
-  const read = usage?.cacheReadTokens ?? 0;
-  const write = usage?.cacheWriteTokens ?? 0;
-  return {
-    input_tokens: Math.max(0, (usage?.inputTokens ?? 0) - read - write),
-    cache_creation_input_tokens: write,
-    cache_read_input_tokens: read,
-    output_tokens: usage?.outputTokens ?? 0,
-  };
-}
-
-/** Thinking blocks kept, and the cache's token counts. */
+/** Thinking blocks kept, the cache's token counts, and who called a tool (the model itself: `direct`). */
 const dialect: AnthropicDialect = {
-  usage: (usage, at) => (at === "start" ? { ...anthropicUsage(usage), output_tokens: 0 } : anthropicUsage(usage)),
+  usage: (usage, at) => (at === "start" ? { ...toAnthropic(usage), output_tokens: 0 } : toAnthropic(usage)),
   thinking: true,
+  caller: { type: "direct" },
   error: (error) => [{ event: "error", data: errorBody(error, "anthropic") }],
 };
 const encodeReply = (reply: ChatReply, model: string) => anthropicReply(reply, model, dialect);
@@ -188,21 +178,11 @@ const streamEncoder = (model: string): StreamEncoder => anthropicStream(model, d
  */
 function usageIn(tail: string): Usage | undefined {
   const metrics = /"amazon-bedrock-invocationMetrics"\s*:\s*(\{[^}]*\})/.exec(tail)?.[1];
-  if (metrics) {
-    const m = parseJson(metrics);
-    if (m) return { inputTokens: numberOr(m.inputTokenCount) ?? 0, outputTokens: numberOr(m.outputTokenCount) ?? 0 };
-  }
+  const m = metrics ? parseJson(metrics) : undefined;
+  if (m) return fromInvocationMetrics(m);
   const usage = /"type"\s*:\s*"message_delta".*?"usage"\s*:\s*(\{[^}]*\})/s.exec(tail)?.[1];
   const u = usage ? parseJson(usage) : undefined;
-  if (!u) return undefined;
-  const read = numberOr(u.cache_read_input_tokens) ?? 0;
-  const write = numberOr(u.cache_creation_input_tokens) ?? 0;
-  return {
-    inputTokens: (numberOr(u.input_tokens) ?? 0) + read + write,
-    outputTokens: numberOr(u.output_tokens) ?? 0,
-    ...(read ? { cacheReadTokens: read } : {}),
-    ...(write ? { cacheWriteTokens: write } : {}),
-  };
+  return u ? fromAnthropic(u) : undefined;
 }
 
 function parseJson(text: string): Json | undefined {

@@ -31,25 +31,6 @@ export type StreamDecoder<Chunk> = (chunk: Chunk) => StreamEvent[];
 
 export const randomId = (prefix: string) => prefix + crypto.randomUUID().replaceAll("-", "").slice(0, 24);
 
-/** Token counts as they trickle in over a stream: input at the start or the end, output at the end. */
-export function usageTracker() {
-  let inputTokens: number | undefined;
-  let outputTokens: number | undefined;
-  return {
-    add(event: { inputTokens?: number; outputTokens?: number }) {
-      inputTokens = event.inputTokens ?? inputTokens;
-      outputTokens = event.outputTokens ?? outputTokens;
-    },
-    get inputTokens() {
-      return inputTokens;
-    },
-    get outputTokens() {
-      return outputTokens;
-    },
-    known: () => inputTokens !== undefined || outputTokens !== undefined,
-  };
-}
-
 /** A wire format's finish reason -> IR, keeping the raw word; unknown words are "other". */
 export const finishFrom = (table: Record<string, FinishReason>, raw: string | null | undefined): Finish =>
   ({ reason: raw && Object.hasOwn(table, raw) ? table[raw]! : "other", raw: raw ?? "" });

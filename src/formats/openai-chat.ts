@@ -1,10 +1,11 @@
 import { validationError } from "../errors.ts";
 import { pushSystem, type ChatReply, type ChatRequest, type Finish, type Message, type Part, type ResponseFormat, type SseEvent, type Tool, type ToolChoice, type Usage } from "../ir.ts";
-import { randomId, usageTracker, type Codec, type StreamEncoder } from "./codec.ts";
+import { randomId, type Codec, type StreamEncoder } from "./codec.ts";
 import {
-  fileIds, isObject, messageList, numberIn, numberOr, objectList, optionalBoolean, optionalString, parseDataUrl, positiveInt, stringList,
+  fileIds, isObject, messageList, numberIn, objectList, optionalBoolean, optionalString, parseDataUrl, positiveInt, stringList,
   type Json,
 } from "./read.ts";
+import { fromOpenAIChat, toOpenAIChat, usageTracker } from "./usage.ts";
 
 /** OpenAI Chat Completions: the spec's `alpha` format. (The OpenAI provider's wire side lives with it.) */
 
@@ -152,10 +153,6 @@ function toFinishReason(finish: Finish): string {
 
 const chatId = (id?: string) => (id?.startsWith("chatcmpl") ? id : randomId("chatcmpl-"));
 const now = () => Math.floor(Date.now() / 1000);
-const usageOf = (u: Usage) => ({
-  prompt_tokens: u.inputTokens, completion_tokens: u.outputTokens, total_tokens: u.inputTokens + u.outputTokens,
-  ...(u.cacheReadTokens ? { prompt_tokens_details: { cached_tokens: u.cacheReadTokens } } : {}),
-});
 
 function encodeReply(reply: ChatReply, model: string) {
   const text = reply.content.filter((p) => p.type === "text").map((p) => p.text).join("");
@@ -175,7 +172,7 @@ function encodeReply(reply: ChatReply, model: string) {
         finish_reason: toFinishReason(reply.finish),
       },
     ],
-    ...(reply.usage ? { usage: usageOf(reply.usage) } : {}),
+    ...(reply.usage ? { usage: toOpenAIChat(reply.usage) } : {}),
   };
 }
 
@@ -193,7 +190,7 @@ function streamEncoder(model: string, request: ChatRequest): StreamEncoder {
     event(event) {
       switch (event.type) {
         case "start":
-          usage.add(event);
+          usage.add(event.usage);
           return open();
         case "text":
           return [...open(), chunk({ content: event.text })];
@@ -204,7 +201,7 @@ function streamEncoder(model: string, request: ChatRequest): StreamEncoder {
         case "finish":
           return [...open(), chunk({}, toFinishReason(event.finish))];
         case "usage":
-          usage.add(event);
+          usage.add(event.usage);
           return [];
         case "reasoning":
           // This format has no place for reasoning text.
@@ -213,10 +210,8 @@ function streamEncoder(model: string, request: ChatRequest): StreamEncoder {
     },
     error: (error) => [{ data: { error: { type: error.type, message: error.message } } }],
     end() {
-      const counts = { inputTokens: usage.inputTokens ?? 0, outputTokens: usage.outputTokens ?? 0 };
-      const tail: SseEvent[] = request.includeUsage && usage.known()
-        ? [{ data: { id, object: "chat.completion.chunk", created, model, choices: [], usage: usageOf(counts) } }]
-        : [];
+      const counts = request.includeUsage ? usage.usage() : undefined;
+      const tail: SseEvent[] = counts ? [{ data: { id, object: "chat.completion.chunk", created, model, choices: [], usage: toOpenAIChat(counts) } }] : [];
       return [...open(), ...tail, { data: "[DONE]" }];
     },
   };
@@ -229,8 +224,7 @@ function usageIn(tail: string): Usage | undefined {
   const start = tail.lastIndexOf("data:", at);
   const end = tail.indexOf("\n", at);
   try {
-    const usage = JSON.parse(tail.slice(start + 5, end === -1 ? undefined : end)).usage;
-    return { inputTokens: numberOr(usage.prompt_tokens) ?? 0, outputTokens: numberOr(usage.completion_tokens) ?? 0 };
+    return fromOpenAIChat(JSON.parse(tail.slice(start + 5, end === -1 ? undefined : end)).usage);
   } catch {
     return undefined;
   }

@@ -1,7 +1,8 @@
 import { GatewayError, invalidRequest, validationError } from "../errors.ts";
 import { pushSystem, textOf, type ChatReply, type ChatRequest, type Finish, type Message, type Part, type SseEvent, type Tool, type ToolChoice, type Usage } from "../ir.ts";
-import { randomId, usageTracker, type Codec, type StreamEncoder } from "./codec.ts";
-import { isObject, numberIn, numberOr, objectList, optionalBoolean, optionalString, parseDataUrl, positiveInt, type Json } from "./read.ts";
+import { randomId, type Codec, type StreamEncoder } from "./codec.ts";
+import { isObject, numberIn, objectList, optionalBoolean, optionalString, parseDataUrl, positiveInt, type Json } from "./read.ts";
+import { fromResponses, toResponses, usageTracker } from "./usage.ts";
 
 /**
  * The OpenAI Responses API (`POST /v1/responses`), stateless. To an OpenAI-compatible upstream the
@@ -203,14 +204,6 @@ type Status = "completed" | "incomplete" | "failed" | "in_progress";
 
 const INCOMPLETE: Partial<Record<Finish["reason"], string>> = { length: "max_output_tokens", content_filter: "content_filter" };
 
-const usageOf = (u: Usage) => ({
-  input_tokens: u.inputTokens,
-  input_tokens_details: { cached_tokens: 0 },
-  output_tokens: u.outputTokens,
-  output_tokens_details: { reasoning_tokens: 0 },
-  total_tokens: u.inputTokens + u.outputTokens,
-});
-
 /** The response object as api.openai.com writes it, for a stateless call. */
 function responseObject(id: string, createdAt: number, model: string, status: Status, output: unknown[], extra: {
   finish?: Finish; usage?: Usage; error?: { code: string; message: string };
@@ -238,8 +231,8 @@ function responseObject(id: string, createdAt: number, model: string, status: St
     tools: [],
     top_p: null,
     truncation: "disabled",
-    usage: extra.usage ? usageOf(extra.usage) : null,
-    user: null,
+    // OpenAI's spec has no null for these: a response without usage (yet) leaves it out, and `user` is never set here.
+    ...(extra.usage ? { usage: toResponses(extra.usage) } : {}),
     metadata: {},
   };
 }
@@ -307,7 +300,7 @@ function streamEncoder(model: string): StreamEncoder {
     }
     output[index] = { ...item, arguments: text, status };
     return [
-      ev("response.function_call_arguments.done", { ...base, arguments: text }),
+      ev("response.function_call_arguments.done", { ...base, name: item.name, arguments: text }),
       ev("response.output_item.done", { output_index: index, item: output[index] }),
     ];
   };
@@ -322,7 +315,7 @@ function streamEncoder(model: string): StreamEncoder {
     event(event) {
       switch (event.type) {
         case "start":
-          usage.add(event);
+          usage.add(event.usage);
           return start();
         case "text": {
           const events = start();
@@ -351,7 +344,7 @@ function streamEncoder(model: string): StreamEncoder {
           finish = event.finish;
           return [];
         case "usage":
-          usage.add(event);
+          usage.add(event.usage);
           return [];
         case "reasoning":
           // Reasoning items would need an encrypted_content this gateway cannot make; the answer stands without them.
@@ -365,20 +358,13 @@ function streamEncoder(model: string): StreamEncoder {
       return [...close("incomplete"), ev("response.failed", { response: failed })];
     },
     end() {
-      const known = usage.known() ? { inputTokens: usage.inputTokens ?? 0, outputTokens: usage.outputTokens ?? 0 } : undefined;
       const incomplete = finish && INCOMPLETE[finish.reason];
       const events = [...start(), ...close(incomplete ? "incomplete" : "completed")];
-      const done = response("completed", { finish, usage: known });
+      const done = response("completed", { finish, usage: usage.usage() });
       events.push(ev(incomplete ? "response.incomplete" : "response.completed", { response: done }));
       return events;
     },
   };
-}
-
-/** A response object's `usage`, when it has one. */
-export function responseUsage(usage: unknown): Usage | undefined {
-  if (!isObject(usage)) return undefined;
-  return { inputTokens: numberOr(usage.input_tokens) ?? 0, outputTokens: numberOr(usage.output_tokens) ?? 0 };
 }
 
 /**
@@ -391,7 +377,7 @@ function usageIn(tail: string): Usage | undefined {
   if (at === -1 || start === -1) return undefined;
   const end = tail.indexOf("\n", start);
   try {
-    return responseUsage(JSON.parse(tail.slice(start + 5, end === -1 ? undefined : end)).response?.usage);
+    return fromResponses(JSON.parse(tail.slice(start + 5, end === -1 ? undefined : end)).response?.usage);
   } catch {
     return undefined;
   }

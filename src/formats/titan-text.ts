@@ -1,7 +1,8 @@
 import { invalidRequest } from "../errors.ts";
 import { textOf, type ChatReply, type ChatRequest, type Finish, type Message } from "../ir.ts";
-import { usageTracker, type Codec, type StreamEncoder } from "./codec.ts";
+import type { Codec, StreamEncoder } from "./codec.ts";
 import { fileIds, isObject, numberIn, optionalBoolean, optionalString, positiveInt, stringList, type Json } from "./read.ts";
+import { usageTracker } from "./usage.ts";
 
 /** Amazon Titan Text: the spec's `beta_textgen` format. (The Bedrock InvokeModel body lives with the Bedrock provider.) */
 
@@ -63,26 +64,26 @@ function toCompletionReason(finish: Finish): string {
 
 function encodeReply(reply: ChatReply) {
   return {
-    inputTextTokenCount: reply.usage?.inputTokens ?? 0,
-    results: [{ tokenCount: reply.usage?.outputTokens ?? 0, outputText: textOf(reply.content), completionReason: toCompletionReason(reply.finish) }],
+    inputTextTokenCount: reply.usage?.input.total ?? 0,
+    results: [{ tokenCount: reply.usage?.output ?? 0, outputText: textOf(reply.content), completionReason: toCompletionReason(reply.finish) }],
   };
 }
 
 function streamEncoder(): StreamEncoder {
-  const usage = usageTracker();
+  const { reported, add } = usageTracker();
   let finish: Finish | undefined;
   let first = true;
   /** Input tokens go in the first chunk, as Titan sends them, and again in the last one. */
   const chunk = (outputText: string, completionReason: string | null) => {
-    const inputTextTokenCount = first || completionReason ? (usage.inputTokens ?? null) : null;
+    const inputTextTokenCount = first || completionReason ? (reported.input?.total ?? null) : null;
     first = false;
-    return { data: { outputText, index: 0, totalOutputTextTokenCount: usage.outputTokens ?? null, completionReason, inputTextTokenCount } };
+    return { data: { outputText, index: 0, totalOutputTextTokenCount: reported.output ?? null, completionReason, inputTextTokenCount } };
   };
   return {
     event(event) {
       switch (event.type) {
         case "start":
-          usage.add(event);
+          add(event.usage);
           return [];
         case "text":
           return [chunk(event.text, null)];
@@ -90,7 +91,7 @@ function streamEncoder(): StreamEncoder {
           finish = event.finish;
           return [];
         case "usage":
-          usage.add(event);
+          add(event.usage);
           return [];
         default:
           return [];

@@ -38,6 +38,8 @@ export interface Provider {
   readonly name: ProviderName;
   /** How errors and logs name it. */
   readonly label: string;
+  /** Its answers cost nothing, whatever model id they were asked for (the mock): the usage record prices them at 0. */
+  readonly free?: boolean;
   complete(request: ChatRequest, model: string, signal: AbortSignal): Promise<ChatReply>;
   stream(request: ChatRequest, model: string, signal: AbortSignal): AsyncIterable<StreamEvent>;
   /** Same-family fast paths, by the client dialect they take. */

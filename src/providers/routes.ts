@@ -38,6 +38,8 @@ export function createRouter(config: Pick<Config, "modelAliases" | "modelRoutes"
   const custom: [RegExp, ProviderName][] = config.modelRoutes.map(({ pattern, provider }) => [glob(pattern), provider]);
 
   return function route(requested: string): Route {
+    // No upstream has an id with a lone surrogate, and no URL path or header can carry one.
+    if (!requested.isWellFormed()) throw unknownModel(requested, known.ids());
     const model = config.modelAliases.get(requested) ?? requested;
     const provider = custom.find(([pattern]) => pattern.test(model))?.[1] ?? known.providerOf(model);
     const profile = provider ? undefined : anthropicProfile(model, config.beta?.region);

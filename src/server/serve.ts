@@ -1,9 +1,11 @@
 import type { Config } from "../config.ts";
 import { envelope, GatewayError } from "../errors.ts";
+import { sweepAtStart } from "../files/sweep.ts";
 import type { Logger } from "../log.ts";
 import { configuredProviders } from "../providers/registry.ts";
 import { createAccessLog } from "./access-log.ts";
 import { createApp } from "./app.ts";
+import { ORPHAN_GRACE_MS, watchParent } from "./parent.ts";
 
 export interface RunOptions {
   /** Runs as worker N of a supervisor: shares the port, and reports and stops over IPC. */
@@ -11,7 +13,7 @@ export interface RunOptions {
 }
 
 /** Messages between a supervisor and its workers. */
-export type WorkerMessage = { type: "ready" } | { type: "stop" };
+export type WorkerMessage = { type: "ready" } | { type: "stop"; graceMs?: number };
 
 /**
  * Runs one server process: listens, and on SIGINT/SIGTERM (or a supervisor's stop message, or the
@@ -23,6 +25,7 @@ export function runServer(config: Config, log: Logger, { worker }: RunOptions = 
   const logsRequests = ["info", "debug", "trace"].includes(config.logLevel);
   const accessLog = logsRequests ? createAccessLog({ tag, upstream: ["debug", "trace"].includes(config.logLevel), format: config.logFormat }) : undefined;
   const app = createApp({ config, log, ...(accessLog ? { accessLog } : {}) });
+  sweepAtStart(config, log);
   let server: ReturnType<typeof Bun.serve>;
   try {
     server = Bun.serve({
@@ -49,14 +52,14 @@ export function runServer(config: Config, log: Logger, { worker }: RunOptions = 
   log.info(`parley listening on ${url} (docs at /docs)`);
 
   let stopping = false;
-  const shutdown = async (reason: string) => {
+  const shutdown = async (reason: string, graceMs = config.shutdownGraceMs) => {
     if (stopping) return;
     stopping = true;
     log.info(`${reason}: finishing ${server.pendingRequests} in-flight request(s), then stopping`);
     const drained = server.stop(false);
-    const grace = Bun.sleep(config.shutdownGraceMs).then(() => "timeout" as const);
+    const grace = Bun.sleep(graceMs).then(() => "timeout" as const);
     if ((await Promise.race([drained, grace])) === "timeout") {
-      log.warn(`shutdown grace of ${config.shutdownGraceMs} ms is over: closing the remaining connections`);
+      log.warn(`shutdown grace of ${graceMs} ms is over: closing the remaining connections`);
       await server.stop(true);
     }
     await app.close();
@@ -64,12 +67,14 @@ export function runServer(config: Config, log: Logger, { worker }: RunOptions = 
   };
   process.on("SIGINT", () => void shutdown("SIGINT"));
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
+  const orphanGrace = Math.min(config.shutdownGraceMs, ORPHAN_GRACE_MS);
+  if (worker === undefined && config.exitWithParent) watchParent(() => void shutdown("the process that started parley is gone", orphanGrace));
   if (worker !== undefined && process.send) {
     process.on("message", (message: WorkerMessage) => {
-      if (message?.type === "stop") void shutdown("stop from the supervisor");
+      if (message?.type === "stop") void shutdown("stop from the supervisor", message.graceMs);
     });
     // The IPC channel closes when the supervisor exits, however it died: no orphan keeps serving.
-    process.on("disconnect", () => void shutdown("the supervisor is gone"));
+    process.on("disconnect", () => void shutdown("the supervisor is gone", config.exitWithParent ? orphanGrace : undefined));
     process.send({ type: "ready" } satisfies WorkerMessage);
   }
   return url;

@@ -21,6 +21,9 @@ export interface Tokens {
 
 export type PriceOf = (model: string) => Price | undefined;
 
+/** The price of an upstream that charges nothing (the mock). */
+export const FREE: Price = { input: 0, output: 0, cache_read: 0, cache_write: 0 };
+
 const FIELDS = ["input", "output", "cache_read", "cache_write"] as const;
 
 /**

@@ -1,8 +1,9 @@
 import type { ChatCall, ChatOutcome } from "../chat.ts";
-import type { Usage } from "../ir.ts";
+import { clip } from "../log.ts";
+import { uncachedInput, type Usage } from "../ir.ts";
 import type { Principal } from "../server/auth.ts";
 import type { RequestLog } from "../server/request-log.ts";
-import { costOf, type Tokens } from "./prices.ts";
+import { costOf, FREE, type Tokens } from "./prices.ts";
 import type { UsageRecord } from "./recorder.ts";
 import type { UsageService } from "./service.ts";
 
@@ -15,8 +16,6 @@ export interface TrackContext {
 }
 
 type Observed = Parameters<NonNullable<ChatCall["observe"]>>[0];
-/** The IR's usage, with the cache fields some upstreams report. */
-type Reported = Usage & { cacheReadTokens?: number; cacheWriteTokens?: number };
 
 export const COST_HEADER = "x-parley-cost-usd";
 
@@ -36,7 +35,7 @@ export function trackUsage(service: UsageService | undefined, { log, request, pr
   const time = Date.now();
   const start = performance.now();
   let observed: (Observed & { at: number }) | undefined;
-  let done: { usage?: Reported; ok: boolean } | undefined;
+  let done: { usage?: Usage; ok: boolean } | undefined;
   let answer: { model?: string; stream: boolean; headers: Record<string, string> } | undefined;
   let broken = false;
   let finished = false;
@@ -44,7 +43,7 @@ export function trackUsage(service: UsageService | undefined, { log, request, pr
   const hooks: Pick<ChatCall, "observe" | "onDone" | "onBreak"> = {
     observe(info) {
       log?.note(info);
-      observed = { ...info, at: performance.now() };
+      observed = { ...info, model: clip(info.model), at: performance.now() };
     },
     onBreak(reason) {
       log?.note({ broken: reason });
@@ -62,9 +61,11 @@ export function trackUsage(service: UsageService | undefined, { log, request, pr
     const stream = answer?.stream ?? false;
     const outcome: UsageRecord["outcome"] = status === 499 ? "cancelled" : status !== 200 ? "error" : done?.ok === false ? (broken ? "broken" : "cancelled") : "ok";
     const provider = observed?.provider ?? null;
-    const model = answer?.model ?? observed?.model ?? null;
-    const tokens = done?.usage && billed(done.usage, provider);
-    const cost = tokens ? costOf(service.prices(model ?? "") ?? service.prices(observed?.model ?? ""), tokens) : null;
+    const model = answer?.model !== undefined ? clip(answer.model) : (observed?.model ?? null);
+    const tokens = done?.usage && billed(done.usage);
+    // Priced as the model that answered (the id sent upstream, after aliases, routes and fallbacks), not the one asked for.
+    const price = observed?.free ? FREE : answer?.model !== undefined ? service.prices(answer.model) : undefined;
+    const cost = tokens ? costOf(price, tokens) : null;
     if (answer && !stream && cost !== null) answer.headers[COST_HEADER] = String(Math.round(cost * 1e10) / 1e10);
     if (tokens && principal.budget) service.budgets?.spend(principal.label, principal.budget, tokens.input + tokens.output + tokens.cacheRead + tokens.cacheWrite, cost);
     if (!service.metrics && !service.recorder) return;
@@ -122,16 +123,8 @@ export function trackUsage(service: UsageService | undefined, { log, request, pr
   };
 }
 
-/**
- * Tokens as billed. OpenAI-compatible upstreams count cached prompt tokens inside the input
- * tokens; Anthropic and Bedrock count them beside it. The record keeps input without the cache.
- */
-function billed(usage: Reported, provider: string | null): Tokens {
-  const cacheRead = usage.cacheReadTokens ?? 0;
-  const cacheWrite = usage.cacheWriteTokens ?? 0;
-  const input = provider === "alpha" ? Math.max(0, usage.inputTokens - cacheRead - cacheWrite) : usage.inputTokens;
-  return { input, output: usage.outputTokens, cacheRead, cacheWrite };
-}
+/** Tokens as billed: the record keeps the input without the cache, and the cache's reads and writes beside it. */
+const billed = ({ input, output }: Usage): Tokens => ({ input: uncachedInput(input), output, cacheRead: input.cacheRead, cacheWrite: input.cacheWrite });
 
 /** The client's tag for a conversation: `x-parley-tag`, else Claude Code's session id. */
 function tagOf(request: Request): string | null {

@@ -35,7 +35,7 @@ const openaiStream = (n: number) =>
     'data: {"id":"c1","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":12,"completion_tokens":34,"total_tokens":46}}\n\n',
     "data: [DONE]\n\n",
   ].join("");
-const counted = { inputTokens: 12, outputTokens: 34 };
+const counted = { input: { total: 12, cacheRead: 0, cacheWrite: 0 }, output: 34 };
 
 describe("the stream guard reads only the end of a stream", () => {
   test("cut anywhere, a complete stream passes untouched and its usage is read", async () => {
@@ -80,7 +80,7 @@ describe("the stream guard reads only the end of a stream", () => {
       event("message_stop", { "amazon-bedrock-invocationMetrics": { inputTokenCount: 7, outputTokenCount: 40 } }),
     ].join("");
     const at = Array.from({ length: 30 }, (_, k) => Math.floor(((k + 1) * text.length) / 31));
-    expect(await guarded(anthropic, cut(text, at), true)).toEqual({ text, usage: { inputTokens: 7, outputTokens: 40 }, broke: undefined });
+    expect(await guarded(anthropic, cut(text, at), true)).toEqual({ text, usage: { input: { total: 7, cacheRead: 0, cacheWrite: 0 }, output: 40 }, broke: undefined });
     const short = text.slice(0, text.lastIndexOf("event: message_stop"));
     expect((await guarded(anthropic, cut(short, at.filter((n) => n < short.length)), true)).broke).toBe("cut short");
   });
@@ -95,7 +95,7 @@ describe("the stream guard reads only the end of a stream", () => {
     ].join("");
     const start = text.lastIndexOf("event: response.completed");
     const at = [start - 1, start + 3, ...Array.from({ length: 20 }, (_, k) => start + 100 + k * 4001)];
-    expect(await guarded(responses, cut(text, at))).toEqual({ text, usage: { inputTokens: 5, outputTokens: 9 }, broke: undefined });
+    expect(await guarded(responses, cut(text, at))).toEqual({ text, usage: { input: { total: 5, cacheRead: 0, cacheWrite: 0 }, output: 9 }, broke: undefined });
   });
 
   const responsesStream = () => {
@@ -109,7 +109,7 @@ describe("the stream guard reads only the end of a stream", () => {
 
   test("Responses: cut anywhere, or in pieces of a few bytes, the stream passes untouched and its usage is read", async () => {
     const text = responsesStream();
-    const usage = { inputTokens: 5, outputTokens: 9 };
+    const usage = { input: { total: 5, cacheRead: 0, cacheWrite: 0 }, output: 9 };
     for (let at = 1; at < text.length; at++) {
       const { text: out, usage: read, broke } = await guarded(responses, cut(text, [at]));
       expect({ at, out, read, broke }).toEqual({ at, out: text, read: usage, broke: undefined });

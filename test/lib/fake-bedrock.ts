@@ -1,7 +1,7 @@
 import { EventStreamCodec } from "@smithy/core/event-streams";
 import { SignatureV4 } from "@smithy/signature-v4";
 import { createHash, createHmac } from "node:crypto";
-import { scripted } from "./scripted.ts";
+import { scripted, stall } from "./scripted.ts";
 
 /**
  * A fake Bedrock Runtime on 127.0.0.1 over plain HTTP/1.1: InvokeModel, InvokeModelWithResponseStream,
@@ -15,7 +15,7 @@ type Json = Record<string, any>;
 export type BedrockScript =
   | { kind: "json"; body: Json }
   /** For invoke streams each event is a chunk's JSON; for Converse, `{ eventName: payload }`. */
-  | { kind: "stream"; events: Json[]; gapMs?: number; exceptionAfter?: number; exception?: string; corruptAfter?: number; breakAfter?: number; rawChunk?: { at: number; payload: Json } }
+  | { kind: "stream"; events: Json[]; gapMs?: number; stallAfter?: number; exceptionAfter?: number; exception?: string; corruptAfter?: number; breakAfter?: number; rawChunk?: { at: number; payload: Json } }
   /** Any body at all, as given (`null`, a wrong shape). */
   | { kind: "raw"; body: string }
   | { kind: "error"; status: number; type: string; message: string }
@@ -199,6 +199,7 @@ export async function startFakeBedrock() {
     const stream = new ReadableStream<Uint8Array>({
       async pull(controller) {
         if (i > 0 && script.gapMs) await Bun.sleep(script.gapMs);
+        if (i === script.stallAfter) return stall(request);
         if (script.breakAfter !== undefined && i === script.breakAfter) return controller.error(new Error("connection reset"));
         const frame = frames[i++];
         if (!frame) return controller.close();
@@ -293,7 +294,8 @@ export function thinkingEvents(thinking = ["Let me think", " about it."], texts 
     ...texts.map((text) => ({ type: "content_block_delta", index: 1, delta: { type: "text_delta", text } })),
     { type: "content_block_stop", index: 1 },
     { type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 9 } },
-    { type: "message_stop", "amazon-bedrock-invocationMetrics": { inputTokenCount: 120, outputTokenCount: 9, invocationLatency: 300, firstByteLatency: 90 } },
+    // Bedrock counts the cache beside the input here too, as message_start's usage does.
+    { type: "message_stop", "amazon-bedrock-invocationMetrics": { inputTokenCount: 20, outputTokenCount: 9, invocationLatency: 300, firstByteLatency: 90, cacheReadInputTokenCount: 100, cacheWriteInputTokenCount: 0 } },
   ];
 }
 

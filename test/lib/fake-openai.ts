@@ -4,11 +4,14 @@
  * recorded; what it sent for /v1/responses is kept too, to compare with what a client got.
  */
 
-import { scripted } from "./scripted.ts";
+import { scripted, stall } from "./scripted.ts";
+
+/** Prompt tokens (the cached ones included, as OpenAI counts them), completion tokens, and of the prompt tokens how many were cached. */
+export type FakeUsage = [prompt: number, completion: number, cached?: number];
 
 export type OpenAIScript =
-  | { kind: "reply"; text?: string; toolCalls?: { id: string; name: string; arguments: string }[]; finish?: string; usage?: [number, number] | null }
-  | { kind: "stream"; chunks?: string[]; toolCalls?: { id: string; name: string; arguments: string[] }[]; finish?: string; usage?: [number, number] | null; gapMs?: number; firstByteMs?: number; breakAfter?: number; errorAfter?: number; endAfter?: number }
+  | { kind: "reply"; text?: string; toolCalls?: { id: string; name: string; arguments: string }[]; finish?: string; usage?: FakeUsage | null }
+  | { kind: "stream"; chunks?: string[]; toolCalls?: { id: string; name: string; arguments: string[] }[]; finish?: string; usage?: FakeUsage | null; gapMs?: number; firstByteMs?: number; breakAfter?: number; errorAfter?: number; endAfter?: number; stallAfter?: number }
   | { kind: "error"; status: number; message: string; headers?: Record<string, string> }
   /** Any body at all, as given: HTML, truncated JSON, `null`, a wrong shape. */
   | { kind: "raw"; body: string; status?: number; contentType?: string }
@@ -80,9 +83,9 @@ export async function startFakeOpenAI() {
       for (const part of call.arguments) frames.push(JSON.stringify(chunk({ tool_calls: [{ index, function: { arguments: part } }] })));
     });
     frames.push(JSON.stringify(chunk({}, script.finish ?? (script.toolCalls ? "tool_calls" : "stop"))));
-    const usage: [number, number] | null = script.usage === undefined ? [11, 7] : script.usage;
+    const usage = script.usage === undefined ? DEFAULT_USAGE : script.usage;
     if (usage && body.stream_options?.include_usage) {
-      frames.push(JSON.stringify({ id, object: "chat.completion.chunk", created: 1, model, choices: [], usage: { prompt_tokens: usage[0], completion_tokens: usage[1], total_tokens: usage[0] + usage[1] } }));
+      frames.push(JSON.stringify({ id, object: "chat.completion.chunk", created: 1, model, choices: [], usage: chatUsage(usage) }));
     }
     frames.push("[DONE]");
 
@@ -93,6 +96,7 @@ export async function startFakeOpenAI() {
       },
       async pull(controller) {
         if (i > 0 && script.gapMs) await Bun.sleep(script.gapMs);
+        if (i === script.stallAfter) return stall(request);
         if (script.breakAfter !== undefined && i === script.breakAfter) return controller.error(new Error("connection reset"));
         if (script.endAfter !== undefined && i === script.endAfter) return controller.close();
         if (script.errorAfter !== undefined && i === script.errorAfter) {
@@ -125,6 +129,7 @@ export async function startFakeOpenAI() {
     const stream = new ReadableStream<Uint8Array>({
       async pull(controller) {
         if (i > 0 && script.gapMs) await Bun.sleep(script.gapMs);
+        if (i === script.stallAfter) return stall(request);
         if (script.breakAfter !== undefined && i === script.breakAfter) return controller.error(new Error("connection reset"));
         if (script.endAfter !== undefined && i === script.endAfter) return controller.close();
         let frame = frames[i++];
@@ -172,8 +177,15 @@ function resetting(bytes: string, contentType: string) {
   return new Response(body, { headers: { "content-type": contentType } });
 }
 
+const DEFAULT_USAGE: FakeUsage = [11, 7];
+
+const chatUsage = ([prompt, completion, cached]: FakeUsage) => ({
+  prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion,
+  ...(cached !== undefined ? { prompt_tokens_details: { cached_tokens: cached, audio_tokens: 0 } } : {}),
+});
+
 function completion(model: string, script: Extract<OpenAIScript, { kind: "reply" }>) {
-  const usage: [number, number] | null = script.usage === undefined ? [11, 7] : script.usage;
+  const usage = script.usage === undefined ? DEFAULT_USAGE : script.usage;
   const calls = script.toolCalls?.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } }));
   return {
     id: "chatcmpl-fake123",
@@ -187,7 +199,7 @@ function completion(model: string, script: Extract<OpenAIScript, { kind: "reply"
         finish_reason: script.finish ?? (calls ? "tool_calls" : "stop"),
       },
     ],
-    ...(usage ? { usage: { prompt_tokens: usage[0], completion_tokens: usage[1], total_tokens: usage[0] + usage[1] } } : {}),
+    ...(usage ? { usage: chatUsage(usage) } : {}),
   };
 }
 
@@ -208,14 +220,14 @@ function outputItems(script: Script, status: string) {
 
 /** A response object with the fields api.openai.com sends, in its order. */
 function responseObject(model: string, script: Script, status: string, output = outputItems(script, "completed")) {
-  const usage: [number, number] | null = script.usage === undefined ? [11, 7] : script.usage;
+  const usage = script.usage === undefined ? DEFAULT_USAGE : script.usage;
   return {
     id: RESPONSE_ID, object: "response", created_at: 1, status, background: false, error: null, incomplete_details: null,
     instructions: null, max_output_tokens: null, model, output, parallel_tool_calls: true, previous_response_id: null,
     reasoning: { effort: null, summary: null }, store: true, temperature: 1, text: { format: { type: "text" }, verbosity: "medium" },
     tool_choice: "auto", tools: [], top_p: 1, truncation: "disabled",
     usage: status === "completed" && usage
-      ? { input_tokens: usage[0], input_tokens_details: { cached_tokens: 0 }, output_tokens: usage[1], output_tokens_details: { reasoning_tokens: 0 }, total_tokens: usage[0] + usage[1] }
+      ? { input_tokens: usage[0], input_tokens_details: { cached_tokens: usage[2] ?? 0 }, output_tokens: usage[1], output_tokens_details: { reasoning_tokens: 0 }, total_tokens: usage[0] + usage[1] }
       : null,
     user: null, metadata: {},
   };

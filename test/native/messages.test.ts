@@ -181,7 +181,7 @@ describe("Anthropic client to Bedrock Claude: lossless", () => {
       local.openai.catalogue.ids = ["claude-sonnet-4-5", "qwen2.5-coder:7b"];
       const body = { model: "claude-sonnet-4-5", max_tokens: 10, messages: [{ role: "user", content: "hi" }] };
       let response = await local.json("/v1/messages", body);
-      for (let i = 0; i < 40 && local.openai.received.length === 0; i++) {
+      for (let i = 0; i < 200 && local.openai.received.length === 0; i++) {
         await Bun.sleep(50);
         response = await local.json("/v1/messages", body);
       }
@@ -237,7 +237,7 @@ describe("Anthropic client to an OpenAI model, through the IR", () => {
     expect(sent.tools[0].function.name).toBe("get_weather");
     const reply = await response.json();
     expect(reply.model).toBe("gpt-4o");
-    expect(reply.content).toEqual([{ type: "tool_use", id: "call_1", name: "get_weather", input: { city: "Paris" } }]);
+    expect(reply.content).toEqual([{ type: "tool_use", id: "call_1", name: "get_weather", input: { city: "Paris" }, caller: { type: "direct" } }]);
     expect(reply.stop_reason).toBe("tool_use");
     expect(reply.usage).toEqual({ input_tokens: 120, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 15 });
   });
@@ -352,13 +352,13 @@ describe("usage and output shape across families", () => {
 describe("usage of a stream passed through, from its last events", () => {
   const sse = (events: object[]) => events.map((e) => `event: ${(e as { type: string }).type}\ndata: ${JSON.stringify(e)}\n\n`).join("");
 
-  test("Bedrock's invocation metrics on message_stop", () => {
-    expect(anthropic.usageIn!(sse(thinkingEvents().slice(-3)))).toEqual({ inputTokens: 120, outputTokens: 9 });
+  test("Bedrock's invocation metrics on message_stop, the cache counted beside the input", () => {
+    expect(anthropic.usageIn!(sse(thinkingEvents().slice(-3)))).toEqual({ input: { total: 120, cacheRead: 100, cacheWrite: 0 }, output: 9 });
   });
 
   test("else message_delta's usage, cached tokens counted in", () => {
     const tail = sse([{ type: "message_delta", delta: { stop_reason: "end_turn" }, usage: { input_tokens: 5, cache_read_input_tokens: 50, output_tokens: 7 } }, { type: "message_stop" }]);
-    expect(anthropic.usageIn!(tail)).toEqual({ inputTokens: 55, outputTokens: 7, cacheReadTokens: 50 });
+    expect(anthropic.usageIn!(tail)).toEqual({ input: { total: 55, cacheRead: 50, cacheWrite: 0 }, output: 7 });
     expect(anthropic.usageIn!(sse([{ type: "message_stop" }]))).toBeUndefined();
   });
 });
@@ -379,7 +379,7 @@ describe("Anthropic client to the mock", () => {
     });
     const events = await readSse(response);
     expectAnthropicSequence(events);
-    expect(events.find((e) => e.event === "content_block_start")!.data.content_block).toEqual({ type: "tool_use", id: "call_mock_0001", name: "run", input: {} });
+    expect(events.find((e) => e.event === "content_block_start")!.data.content_block).toEqual({ type: "tool_use", id: "call_mock_0001", name: "run", input: {}, caller: { type: "direct" } });
     expect(events.find((e) => e.event === "message_delta")!.data.delta.stop_reason).toBe("tool_use");
   });
 });
@@ -462,7 +462,7 @@ describe("models, root, errors", () => {
   test("GET /v1/models with anthropic-version: Anthropic's list and its cursors", async () => {
     const first = await (await gateway.call("/v1/models?limit=2", { headers: ANTHROPIC })).json();
     expect(first.data.length).toBe(2);
-    expect(first.data[0]).toEqual({ type: "model", id: "claude-opus-4-6", display_name: "Claude Opus 4.6", created_at: "2026-02-05T00:00:00Z" });
+    expect(first.data[0]).toEqual({ type: "model", id: "claude-opus-4-6", display_name: "Claude Opus 4.6", created_at: "2026-02-05T00:00:00Z", lifecycle: "active" });
     expect(first.has_more).toBe(true);
     expect(first.first_id).toBe("claude-opus-4-6");
     const next = await (await gateway.call(`/v1/models?limit=2&after_id=${first.last_id}`, { headers: ANTHROPIC })).json();
@@ -479,7 +479,7 @@ describe("models, root, errors", () => {
   });
 
   test("GET /v1/models/{id} in both shapes; unknown ids 404 in the caller's dialect", async () => {
-    expect(await (await gateway.call("/v1/models/claude-haiku-4-5-20251001", { headers: ANTHROPIC })).json()).toEqual({ type: "model", id: "claude-haiku-4-5-20251001", display_name: "Claude Haiku 4.5", created_at: "2025-10-15T00:00:00Z" });
+    expect(await (await gateway.call("/v1/models/claude-haiku-4-5-20251001", { headers: ANTHROPIC })).json()).toEqual({ type: "model", id: "claude-haiku-4-5-20251001", display_name: "Claude Haiku 4.5", created_at: "2025-10-15T00:00:00Z", lifecycle: "active" });
     expect((await (await gateway.call("/v1/models/gpt-4o")).json()).object).toBe("model");
     expect((await (await gateway.call("/v1/models/mock/tools")).json()).id).toBe("mock/tools");
     expect((await (await gateway.call("/v1/models/us.anthropic.claude-x-v1:0")).json()).id).toBe("us.anthropic.claude-x-v1:0");

@@ -1,6 +1,7 @@
 import { GatewayError, invalidRequest } from "../../errors.ts";
 import { finishFrom, type StreamDecoder } from "../../formats/codec.ts";
 import { isObject, numberOr, parseArguments, stringOr, type Json } from "../../formats/read.ts";
+import { fromAnthropic } from "../../formats/usage.ts";
 import { alternating, systemOnTop, type ChatReply, type ChatRequest, type Finish, type FinishReason, type Part, type StreamEvent, type ToolChoice, type Usage } from "../../ir.ts";
 import { refuseUnsupported } from "../cross-family.ts";
 import { badShape, type Upstream } from "../upstream-errors.ts";
@@ -133,7 +134,7 @@ export function decodeReply(body: unknown, up: Upstream, request?: ChatRequest):
     content,
     // The format tool's call is the answer, not a call the client must run.
     finish: answered && finish.reason === "tool_calls" && !content.some((p) => p.type === "tool_call") ? { reason: "stop", raw: finish.raw } : finish,
-    usage: isObject(body.usage) ? decodeUsage(body.usage) : undefined,
+    usage: isObject(body.usage) ? fromAnthropic(body.usage) : undefined,
   };
 }
 
@@ -149,20 +150,9 @@ export function checkMessage(body: unknown, up: Upstream): Usage | undefined {
     if (block.type === "text" && typeof block.text !== "string") throw bad("a text block without text");
     if (block.type === "tool_use" && (typeof block.id !== "string" || typeof block.name !== "string" || !block.name)) throw bad("a tool_use block without an id or a name");
   }
-  return isObject(body.usage) ? decodeUsage(body.usage) : undefined;
+  return isObject(body.usage) ? fromAnthropic(body.usage) : undefined;
 }
 
-/** Anthropic's `input_tokens` leaves out cached tokens; the IR counts them in. */
-export function decodeUsage(usage: Json): Usage {
-  const read = numberOr(usage.cache_read_input_tokens) ?? 0;
-  const write = numberOr(usage.cache_creation_input_tokens) ?? 0;
-  return {
-    inputTokens: count(usage.input_tokens) + read + write,
-    outputTokens: count(usage.output_tokens),
-    ...(read ? { cacheReadTokens: read } : {}),
-    ...(write ? { cacheWriteTokens: write } : {}),
-  };
-}
 
 /** Anthropic stream events (as Bedrock wraps them in chunks) -> IR events. */
 export function streamDecoder(up: Upstream, request?: ChatRequest): StreamDecoder<unknown> {
@@ -174,8 +164,8 @@ export function streamDecoder(up: Upstream, request?: ChatRequest): StreamDecode
     switch (event.type) {
       case "message_start": {
         const message = isObject(event.message) ? event.message : {};
-        const usage = decodeUsage(isObject(message.usage) ? message.usage : {});
-        return [{ type: "start", id: stringOr(message.id), inputTokens: usage.inputTokens, cacheReadTokens: usage.cacheReadTokens, cacheWriteTokens: usage.cacheWriteTokens }];
+        // The input, with the cache, is counted here; message_start's output count is not the answer's.
+        return [{ type: "start", id: stringOr(message.id), ...(isObject(message.usage) ? { usage: { input: fromAnthropic(message.usage).input } } : {}) }];
       }
       case "content_block_start": {
         const block = isObject(event.content_block) ? event.content_block : {};
@@ -211,7 +201,7 @@ export function streamDecoder(up: Upstream, request?: ChatRequest): StreamDecode
         const answered = finish?.reason === "tool_calls" && answerBlock !== undefined && tools.size === 0;
         return [
           ...(finish ? [{ type: "finish" as const, finish: answered ? { reason: "stop" as const, raw: finish.raw } : finish }] : []),
-          ...(output !== undefined ? [{ type: "usage" as const, outputTokens: output }] : []),
+          ...(output !== undefined ? [{ type: "usage" as const, usage: { output } }] : []),
         ];
       }
       case "error": {
@@ -223,5 +213,3 @@ export function streamDecoder(up: Upstream, request?: ChatRequest): StreamDecode
     }
   };
 }
-
-const count = (value: unknown) => numberOr(value) ?? 0;

@@ -44,7 +44,7 @@ export function decodeReply(body: unknown, up: Upstream): ChatReply {
   return {
     content: [{ type: "text", text: result.outputText }],
     finish: fromCompletionReason(stringOr(result.completionReason)),
-    usage: { inputTokens: numberOr(body.inputTextTokenCount) ?? 0, outputTokens: numberOr(result.tokenCount) ?? 0 },
+    usage: { input: titanInput(numberOr(body.inputTextTokenCount) ?? 0), output: numberOr(result.tokenCount) ?? 0 },
   };
 }
 
@@ -55,20 +55,21 @@ export function streamDecoder(up: Upstream): StreamDecoder<unknown> {
     const events: StreamEvent[] = [];
     if (!started) {
       started = true;
-      events.push({ type: "start", inputTokens: numberOr(chunk.inputTextTokenCount) });
+      const input = numberOr(chunk.inputTextTokenCount);
+      events.push({ type: "start", ...(input !== undefined ? { usage: { input: titanInput(input) } } : {}) });
     }
     if (typeof chunk.outputText === "string" && chunk.outputText) events.push({ type: "text", text: chunk.outputText });
     const reason = stringOr(chunk.completionReason);
     if (reason) {
       const metrics = isObject(chunk["amazon-bedrock-invocationMetrics"]) ? chunk["amazon-bedrock-invocationMetrics"] : {};
       events.push({ type: "finish", finish: fromCompletionReason(reason) });
-      events.push({
-        type: "usage",
-        inputTokens: numberOr(metrics.inputTokenCount) ?? numberOr(chunk.inputTextTokenCount),
-        outputTokens: numberOr(metrics.outputTokenCount) ?? numberOr(chunk.totalOutputTextTokenCount),
-      });
+      const input = numberOr(metrics.inputTokenCount) ?? numberOr(chunk.inputTextTokenCount);
+      const output = numberOr(metrics.outputTokenCount) ?? numberOr(chunk.totalOutputTextTokenCount);
+      events.push({ type: "usage", usage: { ...(input !== undefined ? { input: titanInput(input) } : {}), ...(output !== undefined ? { output } : {}) } });
     }
     return events;
   };
 }
 
+/** Titan has no prompt cache: every input token is the total. */
+const titanInput = (total: number) => ({ total, cacheRead: 0, cacheWrite: 0 });

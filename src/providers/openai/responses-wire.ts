@@ -1,5 +1,5 @@
 import { isObject } from "../../formats/read.ts";
-import { responseUsage } from "../../formats/responses.ts";
+import { fromResponses } from "../../formats/usage.ts";
 import type { Usage } from "../../ir.ts";
 import { badShape, type Upstream } from "../upstream-errors.ts";
 
@@ -13,5 +13,5 @@ export function checkResponse(body: unknown, up: Upstream): Usage | undefined {
   if (!isObject(body)) throw bad("the response is not an object");
   if (!Array.isArray(body.output)) throw bad("the response has no output list");
   if (!body.output.every(isObject)) throw bad("an output item is not an object");
-  return responseUsage(body.usage);
+  return fromResponses(body.usage);
 }

@@ -1,5 +1,6 @@
 import { finishFrom, randomId, type StreamDecoder } from "../../formats/codec.ts";
-import { isObject, numberOr, stringOr, type Json } from "../../formats/read.ts";
+import { isObject, stringOr, type Json } from "../../formats/read.ts";
+import { fromOpenAIChat } from "../../formats/usage.ts";
 import { alternating, systemOnTop, type ChatReply, type ChatRequest, type Finish, type FinishReason, type Message, type Part, type ResponseFormat, type StreamEvent, type ToolChoice, type Usage } from "../../ir.ts";
 import { refuseUnsupported } from "../cross-family.ts";
 import { badShape, type Upstream } from "../upstream-errors.ts";
@@ -175,7 +176,7 @@ export function streamDecoder(up: Upstream): StreamDecoder<unknown> {
       if (finish) events.push({ type: "finish", finish: fromFinishReason(finish) });
     }
     const usage = decodeUsage(chunk.usage);
-    if (usage) events.push({ type: "usage", ...usage });
+    if (usage) events.push({ type: "usage", usage });
     return events;
   };
 }
@@ -206,12 +207,4 @@ function textOf(content: unknown): string | undefined {
 // Some local servers send no tool call ids; clients need one to answer the call.
 const toolCallId = (id: unknown) => (typeof id === "string" && id ? id : randomId("call_"));
 const argumentsText = (args: unknown) => (typeof args === "string" ? args : JSON.stringify(args ?? {}));
-const count = (value: unknown) => numberOr(value) ?? 0;
-
-/** `prompt_tokens` counts cached tokens too, as the IR does; `cached_tokens` says how many were read from the cache. */
-function decodeUsage(usage: unknown): Usage | undefined {
-  if (!isObject(usage)) return undefined;
-  const details = isObject(usage.prompt_tokens_details) ? usage.prompt_tokens_details : {};
-  const cached = numberOr(details.cached_tokens);
-  return { inputTokens: count(usage.prompt_tokens), outputTokens: count(usage.completion_tokens), ...(cached ? { cacheReadTokens: cached } : {}) };
-}
+const decodeUsage = fromOpenAIChat;

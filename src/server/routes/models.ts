@@ -14,6 +14,8 @@ interface AnthropicModelInfo {
   id: string;
   display_name: string;
   created_at: string;
+  /** Anthropic's stage: every model listed here can be called. */
+  lifecycle: "active";
 }
 
 const DEFAULT_LIMIT = 20;
@@ -68,10 +70,19 @@ export function modelRoutes(config: Config, guard: Guard, discovery: Discovery, 
       detail: { summary: "List models", description: "OpenAI's list; Anthropic's (limit, after_id, before_id) when the request has anthropic-version.", tags: ["models"] },
     })
     .get("/v1/models/*", ({ request, params }) => {
-      const id = decodeURIComponent(params["*"]);
+      const id = decoded(params["*"]);
       const model = find(id);
       return isAnthropic(request) ? anthropicShape(model) : model;
     }, { scope: "models", detail: { summary: "One model", tags: ["models"] } });
+}
+
+/** The id from the path; one that is not percent-encoded UTF-8 (`%ED%A0%80`, a lone surrogate; `%ff`) names no model. */
+function decoded(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw notFound(`No model has the id '${segment.slice(0, 200)}': it is not percent-encoded UTF-8.`);
+  }
 }
 
 const isAnthropic = (request: Request) => request.headers.has("anthropic-version");
@@ -79,7 +90,7 @@ const unix = (day: string) => Math.floor(Date.parse(day) / 1000);
 
 function anthropicShape(model: ModelInfo): AnthropicModelInfo {
   const own = ANTHROPIC_MODELS.get(model.id);
-  return { type: "model", id: model.id, display_name: own?.display ?? model.id, created_at: new Date(model.created * 1000).toISOString().replace(".000Z", "Z") };
+  return { type: "model", id: model.id, display_name: own?.display ?? model.id, created_at: new Date(model.created * 1000).toISOString().replace(".000Z", "Z"), lifecycle: "active" };
 }
 
 /** Anthropic's cursor pages: `after_id` / `before_id` (exclusive), `limit` 1 to 1000. */
