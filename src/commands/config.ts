@@ -20,7 +20,7 @@ const show = defineCommand({
         const shown = value === undefined ? "(unset)" : secret ? mask(value) : value;
         return `${key.padEnd(width)}  ${shown}${value === undefined ? "" : `  [${source}]`}`;
       });
-      const bedrock = config.beta.region ? `# Bedrock credentials: ${credentialKind(config.beta)}\n` : "";
+      const bedrock = config.files.bucket ? `# S3 credentials: ${credentialKind(config.files.aws)}\n` : "";
       process.stdout.write(`# config file: ${configFile}\n${bedrock}${lines.join("\n")}\n`);
     }),
 });

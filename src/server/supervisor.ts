@@ -163,6 +163,10 @@ export function supervise(options: SuperviseOptions): void {
   watchers = (options.watch ?? []).flatMap((file) => watchFile(file, debounce(() => void reload(), 200)));
   process.on("SIGINT", () => void stop("SIGINT"));
   process.on("SIGTERM", () => void stop("SIGTERM"));
+  // Each worker reloads its upstreams file on SIGHUP: pass it on.
+  process.on("SIGHUP", () => {
+    for (const worker of live) worker.proc.kill("SIGHUP");
+  });
   if (options.exitWithParent) watchParent(() => void stop("the process that started parley is gone", 0, true));
 }
 

@@ -95,7 +95,7 @@ describe("a provider without configuration: a 404 naming the upstream and the va
     ["Responses", "/v1/responses", (model) => ({ model, input: "hi" }), "invalid_request_error"],
   ];
   for (const [dialect, path, body, type] of dialects) {
-    for (const [upstream, model, names] of [["OpenAI", "gpt-4o", /OpenAI is not configured: set ALPHA_API_KEY/], ["Bedrock", CLAUDE, /AWS Bedrock is not configured: set BETA_REGION/]] as const) {
+    for (const [upstream, model, names] of [["OpenAI", "gpt-4o", /upstream 'alpha' \(openai\) is not configured: set ALPHA_API_KEY/], ["Bedrock", CLAUDE, /upstream 'beta' \(bedrock\) is not configured: set BETA_REGION/]] as const) {
       test(`${upstream}, asked in ${dialect}`, async () => {
         const response = await bare.json(path, body(model));
         const error = await expectError(response, 404, type);

@@ -125,7 +125,7 @@ describe("a model id of megabytes", () => {
     expect((user + system) / 1000).toBeLessThan(2000);
     expect(response.status).toBe(404);
     const { error } = await response.json();
-    expect(error.message).toStartWith(`The model '${"x".repeat(200)}…' (1500000 characters) is not routed to any provider.`);
+    expect(error.message).toStartWith(`The model '${"x".repeat(200)}…' (1500000 characters) is not routed to any upstream.`);
     expect(error.message.length).toBeLessThan(1000);
   });
 });
@@ -153,7 +153,7 @@ describe("lone surrogates and bytes that are no UTF-8 (contract 10)", () => {
       }
     }
     const near = await (await gateway.json("/v1/chat/completions", { model: "gpt-4o-mini\ud800", messages: [{ role: "user", content: "hi" }] })).json();
-    expect(near.error.message).toStartWith("The model 'gpt-4o-mini\ud800' is not routed to any provider.");
+    expect(near.error.message).toStartWith("The model 'gpt-4o-mini\ud800' is not routed to any upstream.");
   });
 
   test("GET /v1/models/<id> whose id is not percent-encoded UTF-8 is a 404", async () => {

@@ -1,4 +1,3 @@
-import type { Config } from "../../config.ts";
 import { GatewayError } from "../../errors.ts";
 import { isObject, numberOr } from "../../formats/read.ts";
 import { foundationModel } from "../anthropic-models.ts";
@@ -58,8 +57,7 @@ const MEMBER_END = /^\s*,\s*/;
 const LAST_STREAM = /\s*,\s*"stream"\s*:\s*(true|false)\s*\}\s*$/;
 const LAST_BRACE = /\s*\}\s*$/;
 
-export function createAnthropicNative(config: Config, { up, post, chunks }: BedrockTransport) {
-  const override = config.beta.anthropicBetas;
+export function createAnthropicNative(override: string[] | undefined, { up, post, chunks }: BedrockTransport) {
   /**
    * A 4xx about the request keeps Bedrock's own words: clients (Claude Code) act on them. A context
    * overflow is the exception: Bedrock's "Input is too long" becomes Anthropic's "prompt is too long".

@@ -1,8 +1,9 @@
 import { createParser } from "eventsource-parser";
-import type { Config } from "../../config.ts";
 import type { Usage } from "../../ir.ts";
 import { GatewayError } from "../../errors.ts";
+import { settingName, type Upstream as Declared } from "../kind.ts";
 import type { NativeCall, NativeReply, Provider } from "../provider.ts";
+import { labelOf, urlOf, type OpenAISettings } from "./kind.ts";
 import { fetchError, fetchFailed, parseUpstreamJson, streamedBody, upstreamErrorText, type Upstream } from "../upstream-errors.ts";
 import { checkResponse } from "./responses-wire.ts";
 import { checkCompletion, decodeReply, encodeRequest, streamDecoder } from "./wire.ts";
@@ -12,14 +13,15 @@ import { checkCompletion, decodeReply, encodeRequest, streamDecoder } from "./wi
  * Plain fetch: the call is one POST, and the SDK's per-call machinery cost more than the rest of
  * a proxied request.
  */
-export function createOpenAIProvider(config: Config): Provider {
-  const urls = { chat: `${config.alpha.baseUrl}/chat/completions`, responses: `${config.alpha.baseUrl}/responses` };
-  const up: Upstream = { label: "OpenAI upstream", url: config.alpha.baseUrl, credentials: "ALPHA_API_KEY (or OPENAI_API_KEY)" };
+export function createOpenAIProvider(upstream: Declared<OpenAISettings>): Provider {
+  const { settings } = upstream;
+  const urls = { chat: urlOf(settings, "/chat/completions"), responses: urlOf(settings, "/responses") };
+  const up: Upstream = { label: labelOf(upstream), url: settings.baseUrl, credentials: settingName(upstream, "api_key") };
   // Local OpenAI-compatible servers often need no key at all.
-  const headers = { authorization: `Bearer ${config.alpha.apiKey ?? "none"}`, "content-type": "application/json", accept: "application/json, text/event-stream" };
+  const headers = { ...upstream.headers, authorization: `Bearer ${settings.apiKey ?? "none"}`, "content-type": "application/json", accept: "application/json, text/event-stream" };
   // Bun's idle timeout for the socket: closes a call the gateway gave up on (see firstByte in chat.ts);
   // the silences of a stream are timed by streamedBody.
-  const timeout = config.upstreamTimeoutMs;
+  const timeout = upstream.timeoutMs;
   const post = async (body: string, signal: AbortSignal, url = urls.chat) => {
     const response = await fetch(url, { method: "POST", body, headers, signal, timeout }).catch((error) => fetchFailed(up, error));
     if (!response.ok) throw upstreamErrorText(up, response.status, await response.text().catch(() => ""), response.headers.get("retry-after"));
@@ -36,16 +38,16 @@ export function createOpenAIProvider(config: Config): Provider {
   };
 
   return {
-    name: "alpha",
+    name: upstream.name,
     label: up.label,
 
     async complete(request, model, signal) {
-      const response = await post(JSON.stringify(encodeRequest({ ...request, stream: false }, model, config.alpha.systemOnTop)), signal);
+      const response = await post(JSON.stringify(encodeRequest({ ...request, stream: false }, model, settings.systemOnTop)), signal);
       return decodeReply(parseUpstreamJson(up, await readBody(response)), up);
     },
 
     async *stream(request, model, signal) {
-      const response = await post(JSON.stringify(encodeRequest({ ...request, stream: true }, model, config.alpha.systemOnTop)), signal);
+      const response = await post(JSON.stringify(encodeRequest({ ...request, stream: true }, model, settings.systemOnTop)), signal);
       const decode = streamDecoder(up);
       let events: string[] = [];
       const parser = createParser({

@@ -22,7 +22,7 @@ export function filesRoutes(config: Config, module: { files: () => Promise<Files
       service: "files",
       storage: config.files.bucket ? "s3" : "local",
       objstore_bucket_configured: !!config.files.bucket,
-      beta_region: config.beta.region ?? "",
+      beta_region: config.files.aws.region ?? "",
       credentials_valid: await credentialsValid(),
     }), { detail: { summary: "Files health", tags: ["health"], security: [] } })
     .post("/v1/files", async ({ request }) => (await files()).upload(request), { scope: "files:write", parse: "none", detail: { summary: "Upload a file (multipart: file, purpose)", tags: ["files"] } })
