@@ -194,14 +194,21 @@ export function lineOf(lines: string[], table: (string | number)[], key?: string
 /**
  * The line a syntax error is on: the first prefix of the file (in whole lines) that fails with the
  * same message as the whole file. A prefix cut inside a multi-line value fails otherwise, so it is skipped.
+ * Each prefix is tried with its line's newline too: an unterminated string says so only once it meets one.
  */
 function syntaxLine(lines: string[], message: string): number {
   for (let n = 1; n <= lines.length; n++) {
-    try {
-      Bun.TOML.parse(lines.slice(0, n).join("\n"));
-    } catch (error) {
-      if ((error as Error).message.endsWith(message)) return n;
-    }
+    const prefix = lines.slice(0, n).join("\n");
+    if (failsWith(prefix, message) || (n < lines.length && failsWith(`${prefix}\n`, message))) return n;
   }
   return lines.length;
+}
+
+function failsWith(text: string, message: string): boolean {
+  try {
+    Bun.TOML.parse(text);
+    return false;
+  } catch (error) {
+    return (error as Error).message.endsWith(message);
+  }
 }

@@ -165,7 +165,7 @@ describe("parley models", () => {
     const env = { ...userDir().env, ALPHA_BASE_URL: gateway.openai.url, BETA_REGION: "us-east-1", BETA_API_KEY: "bedrock-api-key-test-0001", BETA_CONTROL_ENDPOINT_URL: gateway.bedrock.url };
     const table = await runCli(["models"], { env });
     expect(table.code).toBe(0);
-    expect(table.stdout).toMatch(/^MODEL +PROVIDER +OWNED BY +SOURCE$/m);
+    expect(table.stdout).toMatch(/^MODEL +UPSTREAM +OWNED BY +SOURCE$/m);
     expect(table.stdout).toMatch(/^llama3\.2 +alpha +local +discovered$/m);
     const json = JSON.parse((await runCli(["models", "--json"], { env })).stdout);
     expect(json).toContainEqual({ id: "us.anthropic.claude-sonnet-4-5-20250929-v1:0", provider: "beta", owned_by: "anthropic", source: "discovered" });
