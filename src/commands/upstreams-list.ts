@@ -24,7 +24,7 @@ interface Row {
 /** One line per upstream; the model counts are asked live, as `parley models` does. Secrets are never printed. */
 export function listUpstreams({ json }: { json: boolean }): Promise<void> {
   return exitOnConfigError(async () => {
-    const { config } = loadConfig();
+    const { config, upstreamsFile } = loadConfig();
     const { upstreams } = config.upstreams;
     const db = openDatabase(config.dataDir);
     const discovery = createDiscovery({ config, database: () => db, log: createLogger("silent"), upstreams: () => upstreams });
@@ -45,7 +45,7 @@ export function listUpstreams({ json }: { json: boolean }): Promise<void> {
     });
     db.close();
     if (json) return void process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
-    process.stdout.write(table(rows));
+    process.stdout.write(`${upstreamsFile ? `# upstreams file: ${upstreamsFile}\n` : ""}${table(rows)}`);
   });
 }
 

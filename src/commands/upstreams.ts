@@ -9,7 +9,7 @@ const SUB_COMMANDS = {
 export default defineCommand({
   meta: { name: "upstreams", description: "List the upstreams parley can call: kind, URL or region, status and model count (check and test them with the sub-commands)" },
   args: {
-    json: { type: "boolean", description: "print JSON: [{name, kind, where, status, missing, models, models_source}]" },
+    json: { type: "boolean", description: "print JSON: [{name, kind, where, status, missing, models, models_source, models_note}]" },
   },
   subCommands: SUB_COMMANDS,
   run: async ({ args, rawArgs }) => {

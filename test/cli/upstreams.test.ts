@@ -75,7 +75,8 @@ describe("parley upstreams", () => {
     const user = withFile();
     const { stdout, stderr, code } = await cli(["upstreams"], user);
     expect({ stderr, code }).toEqual({ stderr: "", code: 0 });
-    const lines = stdout.trimEnd().split("\n");
+    const [file, ...lines] = stdout.trimEnd().split("\n");
+    expect(file).toBe(`# upstreams file: ${join(user.dir, "parley.toml")}`);
     expect(lines[0]).toMatch(/^NAME +KIND +URL OR REGION +MODELS +STATUS$/);
     expect(lines.map((l) => l.split(/ {2,}/)[0])).toEqual(["NAME", "alpha", "beta", "ollama", "groq", "eu", "us", "proxied", "mock"]);
     expect(stdout).toMatch(/^alpha +openai +https:\/\/api\.openai\.com\/v1 +- +not configured: set ALPHA_API_KEY/m);
