@@ -51,7 +51,7 @@ export default defineCommand({
         const provider = await createProviders(upstreams)(upstream.name);
         const reply = await provider.complete({ ...QUESTION, model }, model, AbortSignal.timeout(upstream.timeoutMs));
         const text = reply.content.flatMap((p) => (p.type === "text" ? [p.text] : [])).join("");
-        const tokens = reply.usage ? `, ${reply.usage.inputTokens} → ${reply.usage.outputTokens} tokens` : "";
+        const tokens = reply.usage ? `, ${reply.usage.input.total} → ${reply.usage.output} tokens` : "";
         process.stdout.write(hideSecrets(upstream, `${where}: ok in ${ms()} (finish: ${reply.finish.reason}${tokens})\n  ${firstWords(text) || "(no text)"}\n`));
       } catch (error) {
         process.stderr.write(hideSecrets(upstream, `parley: ${where}: failed after ${ms()}${failure(error)}\n`));
