@@ -180,7 +180,7 @@ export const SETTINGS: readonly Setting[] = [
     check: pairs("=", (m, list) => !/\s/.test(m + list) && list.split("|").every(Boolean), "model=fallback|fallback,…"),
   },
   { key: "MODELS_REFRESH_S", group: "models", fallback: "600", check: int(0), help: "seconds between model list refreshes from the upstreams (0: discovery off)" },
-  { key: "UPSTREAM_TIMEOUT_MS", group: "upstream", fallback: "600000", check: int(1), help: "time to the upstream's first byte (504 after it); also the longest silence allowed in a stream" },
+  { key: "UPSTREAM_TIMEOUT_MS", group: "upstream", fallback: "600000", check: int(1), help: "time to the upstream's first byte (504 after it), and the longest silence between two chunks of a stream" },
   { key: "UPSTREAM_RETRIES", group: "upstream", fallback: "2", check: int(0, 10), help: "retries of a failed upstream call before its first byte" },
   { key: "OBJSTORE_FILES_BUCKET", group: "files", check: noSpace, help: "S3 bucket for file bytes (unset: a local store under PARLEY_DATA_DIR)" },
   { key: "OBJSTORE_ENDPOINT_URL", group: "files", unset: "AWS S3 in BETA_REGION", check: url, help: "S3-compatible endpoint (path-style)" },

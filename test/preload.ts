@@ -27,6 +27,8 @@ Object.assign(process.env, {
   MODELS_REFRESH_S: "0",
 });
 
-// Tests start servers and some wait for a rate-limit window to turn: a plain `bun test` gets the
-// same 20 s per test as `bun run test`, not Bun's default of 5 s.
-setDefaultTimeout(20_000);
+// Tests start servers and processes, and some wait for a rate-limit window to turn: on a machine
+// busy with other work that takes many times as long (a test of a few seconds took 22 s while two
+// cores ran 16 other processes). A plain `bun test` gets the same 60 s per test as `bun run test`,
+// not Bun's default of 5 s; a test that hangs still fails.
+setDefaultTimeout(60_000);

@@ -1,5 +1,5 @@
 import type { Config, ProviderName } from "../config.ts";
-import { unavailable } from "../errors.ts";
+import { notFound } from "../errors.ts";
 import type { Listers } from "./discovery.ts";
 import type { Provider } from "./provider.ts";
 
@@ -12,6 +12,10 @@ export function configuredProviders(config: Config): Record<ProviderName, boolea
   };
 }
 
+/**
+ * A 404, not a 503: nothing the client retries changes it (Claude Code retried a 503 in silence for
+ * three minutes), and the message says what to set.
+ */
 const MISSING: Record<ProviderName, string> = {
   alpha: "OpenAI is not configured: set ALPHA_API_KEY (or ALPHA_BASE_URL for an OpenAI-compatible server).",
   beta: "AWS Bedrock is not configured: set BETA_REGION and credentials (BETA_ACCESS_KEY_ID and BETA_SECRET_ACCESS_KEY, or BETA_PROFILE).",
@@ -29,7 +33,7 @@ export function createProviders(config: Config) {
   };
   const ready = new Map<ProviderName, Provider>();
   const provider = (name: ProviderName): Promise<Provider> => {
-    if (!configured[name]) throw unavailable(MISSING[name]);
+    if (!configured[name]) throw notFound(MISSING[name]);
     let instance = built.get(name);
     if (!instance) {
       built.set(name, (instance = load[name]()));

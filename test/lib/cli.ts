@@ -29,7 +29,7 @@ export function watchCli(args: string[], options: { env?: Record<string, string 
   return {
     proc,
     stdout: () => stdout,
-    async waitFor(text: string, ms = 10_000) {
+    async waitFor(text: string, ms = 30_000) {
       const deadline = Date.now() + ms;
       while (!stdout.includes(text)) {
         if (proc.exitCode !== null) await reading;
@@ -54,7 +54,8 @@ export async function startCli(args: string[], options: { env?: Record<string, s
     for await (const chunk of stream) output += decoder.decode(chunk);
   };
   const done = Promise.all([collect(proc.stdout), collect(proc.stderr)]);
-  const deadline = Date.now() + 10_000;
+  // Starting takes well under a second alone, many seconds on a busy machine.
+  const deadline = Date.now() + 30_000;
   let url: string | undefined;
   while (!url && Date.now() < deadline) {
     url = /(?:listening on|workers?\) on) (http:\/\/\S+?)[\s,]/.exec(output)?.[1];
@@ -67,7 +68,7 @@ export async function startCli(args: string[], options: { env?: Record<string, s
     proc,
     output: () => output,
     /** Resolves once the output matches, or fails after `ms`. */
-    async waitFor(pattern: RegExp, ms = 10_000) {
+    async waitFor(pattern: RegExp, ms = 30_000) {
       const deadline = Date.now() + ms;
       while (!pattern.test(output)) {
         if (Date.now() > deadline) throw new Error(`never saw ${pattern}: ${output}`);

@@ -1,7 +1,7 @@
 import { EventStreamCodec } from "@smithy/core/event-streams";
 import { SignatureV4 } from "@smithy/signature-v4";
 import { createHash, createHmac } from "node:crypto";
-import { scripted } from "./scripted.ts";
+import { scripted, stall } from "./scripted.ts";
 
 /**
  * A fake Bedrock Runtime on 127.0.0.1 over plain HTTP/1.1: InvokeModel, InvokeModelWithResponseStream,
@@ -15,7 +15,7 @@ type Json = Record<string, any>;
 export type BedrockScript =
   | { kind: "json"; body: Json }
   /** For invoke streams each event is a chunk's JSON; for Converse, `{ eventName: payload }`. */
-  | { kind: "stream"; events: Json[]; gapMs?: number; exceptionAfter?: number; exception?: string; corruptAfter?: number; breakAfter?: number; rawChunk?: { at: number; payload: Json } }
+  | { kind: "stream"; events: Json[]; gapMs?: number; stallAfter?: number; exceptionAfter?: number; exception?: string; corruptAfter?: number; breakAfter?: number; rawChunk?: { at: number; payload: Json } }
   /** Any body at all, as given (`null`, a wrong shape). */
   | { kind: "raw"; body: string }
   | { kind: "error"; status: number; type: string; message: string }
@@ -199,6 +199,7 @@ export async function startFakeBedrock() {
     const stream = new ReadableStream<Uint8Array>({
       async pull(controller) {
         if (i > 0 && script.gapMs) await Bun.sleep(script.gapMs);
+        if (i === script.stallAfter) return stall(request);
         if (script.breakAfter !== undefined && i === script.breakAfter) return controller.error(new Error("connection reset"));
         const frame = frames[i++];
         if (!frame) return controller.close();

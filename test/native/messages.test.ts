@@ -181,7 +181,7 @@ describe("Anthropic client to Bedrock Claude: lossless", () => {
       local.openai.catalogue.ids = ["claude-sonnet-4-5", "qwen2.5-coder:7b"];
       const body = { model: "claude-sonnet-4-5", max_tokens: 10, messages: [{ role: "user", content: "hi" }] };
       let response = await local.json("/v1/messages", body);
-      for (let i = 0; i < 40 && local.openai.received.length === 0; i++) {
+      for (let i = 0; i < 200 && local.openai.received.length === 0; i++) {
         await Bun.sleep(50);
         response = await local.json("/v1/messages", body);
       }

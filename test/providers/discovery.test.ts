@@ -80,7 +80,9 @@ describe("model discovery", () => {
     const { found, list, close } = discovery({ MODELS_REFRESH_S: "1" });
     await found.start();
     gateway.openai.catalogue.ids = ["added-later"];
-    await Bun.sleep(1300);
+    // Nothing asks for a refresh here: the new id can only come from the timer.
+    const deadline = Date.now() + 10_000;
+    while (!list().some((m) => m.id === "added-later") && Date.now() < deadline) await Bun.sleep(50);
     expect(list().map((m) => m.id)).toContain("added-later");
     close();
   });
@@ -97,9 +99,9 @@ describe("model discovery", () => {
   });
 });
 
-/** The first refresh runs in the background at start: ask until it has landed (at most 3 s). */
+/** The first refresh runs in the background at start: ask until it has landed (at most 10 s). */
 async function eventually(call: () => Promise<Response>): Promise<Response> {
-  const deadline = Date.now() + 3000;
+  const deadline = Date.now() + 10_000;
   for (;;) {
     const response = await call();
     if (response.status !== 404 || Date.now() > deadline) return response;
@@ -128,7 +130,10 @@ describe("routing by what exists", () => {
   test("MODEL_ROUTES still comes first", async () => {
     const local = await startGateway({ MODELS_REFRESH_S: "600", MODEL_ROUTES: "llama*=mock" });
     local.openai.catalogue.ids = ["llama3.2"];
-    await Bun.sleep(300); // let the first refresh land, so the upstream does list the id
+    // Wait for the first refresh to land, so the upstream does list the id.
+    const listed = async () => ((await (await local.call("/v1/models")).json()).data as { id: string; provider: string }[]).some((m) => m.id === "llama3.2" && m.provider === "alpha");
+    for (const deadline = Date.now() + 10_000; !(await listed()) && Date.now() < deadline; ) await Bun.sleep(50);
+    expect(await listed()).toBe(true);
 
     const reply = await (await local.json("/v1/chat/completions", { model: "llama3.2", messages: [{ role: "user", content: "to the mock" }] })).json();
     expect(reply.choices[0].message.content).toBe("to the mock");

@@ -23,7 +23,7 @@ export async function serve(args: string[], options: { env: Record<string, strin
   const outDone = (async () => {
     for await (const chunk of proc.stdout) stdout += new TextDecoder().decode(chunk);
   })();
-  const deadline = Date.now() + 15_000;
+  const deadline = Date.now() + 30_000;
   while (!stdout.includes("\n")) {
     if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`no ready line (exit ${proc.exitCode}): ${stdout}${stderr}`);
     await Bun.sleep(20);
@@ -34,7 +34,7 @@ export async function serve(args: string[], options: { env: Record<string, strin
     proc,
     stderr: () => stderr,
     stdout: () => stdout,
-    async waitFor(pattern: RegExp, ms = 10_000) {
+    async waitFor(pattern: RegExp, ms = 30_000) {
       const until = Date.now() + ms;
       while (!pattern.test(stderr)) {
         if (Date.now() > until) throw new Error(`never saw ${pattern}: ${stderr}`);
@@ -82,7 +82,7 @@ export function alive(pid: number): boolean {
 }
 
 /** Polls until `check` holds, or fails after `ms` with the last value seen. */
-export async function eventually<T>(probe: () => T | Promise<T>, check: (value: T) => boolean, ms = 15_000): Promise<T> {
+export async function eventually<T>(probe: () => T | Promise<T>, check: (value: T) => boolean, ms = 30_000): Promise<T> {
   const until = Date.now() + ms;
   for (;;) {
     const value = await probe();

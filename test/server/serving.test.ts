@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,8 +8,11 @@ import { testApp, TEST_KEY } from "../lib/app.ts";
 import { startCli, userDir } from "../lib/cli.ts";
 import { startFakeOpenAI } from "../lib/fake-openai.ts";
 import { freePort } from "../lib/proc.ts";
+import { withinOneWindow } from "../lib/redis.ts";
 
 describe("rate limits", () => {
+  // Counts start again each minute: no test may straddle two, however slow the machine.
+  beforeEach(() => withinOneWindow(10));
   test("every authenticated response carries the headers, counting down", async () => {
     const { call } = testApp({ RATE_LIMIT_RPM: "5" });
     const seen = [];
@@ -111,6 +114,7 @@ describe("serving as processes", () => {
     const server = await startCli(["--workers", "2", "--port", String(port)], { cwd: user.dir, env: { ...user.env, API_KEY: TEST_KEY, RATE_LIMIT_RPM: "12" } });
     try {
       await server.waitFor(/worker 1.*listening on[\s\S]*worker 2.*listening on|worker 2.*listening on[\s\S]*worker 1.*listening on/);
+      await withinOneWindow(10);
       const statuses: number[] = [];
       for (let i = 0; i < 20; i++) {
         // A fresh connection each time, so the kernel spreads them over both workers.
@@ -144,7 +148,8 @@ describe("serving as processes", () => {
   test("on SIGTERM an in-flight stream completes, new connections are refused, and the process exits 0", async () => {
     const user = userDir();
     const server = await startCli([], { cwd: user.dir, env: { ...user.env, API_KEY: TEST_KEY, ALPHA_API_KEY: "sk-up", ALPHA_BASE_URL: upstream.url } });
-    upstream.next({ kind: "stream", chunks: Array.from({ length: 8 }, (_, i) => `c${i}`), gapMs: 100 });
+    // 2 s of stream: time enough for a busy machine to deliver the SIGTERM while it is still in flight.
+    upstream.next({ kind: "stream", chunks: Array.from({ length: 8 }, (_, i) => `c${i}`), gapMs: 250 });
     const response = await fetch(`${server.url}/v1/chat/completions`, {
       method: "POST",
       headers: { authorization: `Bearer ${TEST_KEY}`, "content-type": "application/json" },

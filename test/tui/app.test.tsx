@@ -23,7 +23,7 @@ function open(options: { key?: string; model?: string; clipboard?: (text: string
   const store = openStore(join(cwd, "data"));
   const app = render(<App client={client} store={store} serverUrl={url} model={options.model ?? "gpt-4o"} cwd={cwd} size={{ columns: 80, rows: 24 }} color={false} clipboard={options.clipboard} />);
   const frame = () => app.lastFrame() ?? "";
-  const until = async (check: (frame: string) => boolean, what: string, ms = 3000) => {
+  const until = async (check: (frame: string) => boolean, what: string, ms = 10_000) => {
     const deadline = Date.now() + ms;
     while (!check(frame())) {
       if (Date.now() > deadline) throw new Error(`never saw ${what}; screen:\n${frame()}`);
@@ -47,9 +47,10 @@ describe("chatting", () => {
     const ui = open();
     await ui.say("What is the answer?");
     await ui.until((f) => f.includes("› What is the answer?"), "the question");
-    await ui.until((f) => f.includes("The answer") && !f.includes("forty-two."), "a partial reply");
-    expect(ui.frame()).toContain("waiting for gpt-4o");
     await ui.until((f) => f.includes("The answer is forty-two."), "the whole reply");
+    // Every frame Ink drew is kept: one showed part of the reply while it was still coming.
+    const partial = ui.app.frames.find((f) => f.includes("The answer") && !f.includes("forty-two."));
+    expect(partial).toContain("waiting for gpt-4o");
     await ui.until((f) => /gpt-4o · \d+\.\ds · 11 → 7 tokens/.test(f), "time and usage");
     // gpt-4o at $2.50 / $10 per million tokens: 11 in and 7 out cost $0.0000975, as the server priced it.
     await ui.until((f) => /11 → 7 tokens · \$0\.00009[78] this chat/.test(f), "the conversation's cost in the status line");

@@ -20,7 +20,7 @@ const keys = async (...args: string[]) => {
   Bun.spawnSync(["tmux", "send-keys", "-t", session, ...args]);
   await Bun.sleep(150);
 };
-async function until(check: (s: string) => boolean, what: string, ms = 8000) {
+async function until(check: (s: string) => boolean, what: string, ms = 15_000) {
   const deadline = Date.now() + ms;
   while (!check(screen())) {
     if (Date.now() > deadline) throw new Error(`never saw ${what}; screen:\n${screen()}`);
@@ -56,7 +56,7 @@ test.skipIf(!tmux)("parley chat in a real terminal: question, streamed answer, /
   await keys("Enter");
   await until((s) => s.includes("EXIT=0"), "the process ending with 0");
   expect(existsSync(join(dir, "answer.md"))).toBe(true);
-}, 30_000);
+}, 60_000);
 
 test.skipIf(!tmux)("parley config set with no arguments: pick, type (secrets masked), validated before writing", async () => {
   const dir = mkdtempSync(join(tmpdir(), "parley-config-"));
@@ -67,7 +67,7 @@ test.skipIf(!tmux)("parley config set with no arguments: pick, type (secrets mas
     await Bun.sleep(150);
   };
   const wait = async (check: (s: string) => boolean, what: string) => {
-    const deadline = Date.now() + 8000;
+    const deadline = Date.now() + 15_000;
     while (!check(show())) {
       if (Date.now() > deadline) throw new Error(`never saw ${what}; screen:\n${show()}`);
       await Bun.sleep(50);
@@ -103,4 +103,4 @@ test.skipIf(!tmux)("parley config set with no arguments: pick, type (secrets mas
   } finally {
     Bun.spawnSync(["tmux", "kill-session", "-t", name]);
   }
-}, 30_000);
+}, 60_000);

@@ -34,7 +34,7 @@ export function tmuxServer() {
         tmux("send-keys", "-t", name, "-l", text);
         await Bun.sleep(150);
       },
-      async until(check: (screen: string) => boolean, what: string, ms = 15_000) {
+      async until(check: (screen: string) => boolean, what: string, ms = 30_000) {
         const deadline = Date.now() + ms;
         while (!check(screen())) {
           if (Date.now() > deadline) throw new Error(`never saw ${what}; screen:\n${screen()}`);

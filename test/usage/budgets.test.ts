@@ -73,8 +73,8 @@ describe("daily budgets per key (contract 12)", () => {
     const second = gateway(`ci=${CI_KEY}:chat@30tokens/day`, env);
     expect((await ask(second, CI_KEY)).status).toBe(200); // 18 tokens
     expect((await ask(first, CI_KEY)).status).toBe(200); // 18 more
-    // Each spent 18, under the budget on its own: the second learns of the first's within a second or two.
-    expect(await usedWhenRefused(second)).toBe(0);
+    // Each spent 18, under the budget on its own: each learns of the other's within a second or two
+    // (how soon the second still passes depends on how fast this machine got here, so it is not asserted).
     await eventually(async () => (await usedWhenRefused(second)) === 36);
     await eventually(async () => (await usedWhenRefused(first)) === 36);
   });

@@ -3,6 +3,7 @@ import parsePrometheusTextFormat, { type MetricFamily } from "parse-prometheus-t
 import { Counter } from "../../src/usage/metrics.ts";
 import { testApp } from "../lib/app.ts";
 import { startGateway, TEST_KEY } from "../lib/gateway.ts";
+import { withinOneWindow } from "../lib/redis.ts";
 
 const SCRAPER = "sk-scraper-key-00000001";
 const gateway = await startGateway({ RATE_LIMIT_RPM: "0", UPSTREAM_RETRIES: "1", API_KEYS: `scraper=${SCRAPER}:metrics,sk-chat-only-000000001:chat` });
@@ -70,6 +71,7 @@ describe("GET /metrics (Prometheus text)", () => {
 
   test("rate-limit rejections are counted", async () => {
     const { call } = testApp({ RATE_LIMIT_RPM: "1", API_KEYS: `${SCRAPER}:metrics` });
+    await withinOneWindow(5); // both requests in one minute's count
     expect((await call("/v1/models")).status).toBe(200);
     expect((await call("/v1/models")).status).toBe(429);
     const text = await (await call("/metrics", { key: SCRAPER })).text();

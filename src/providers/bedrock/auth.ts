@@ -48,7 +48,8 @@ const expiresSoon = (credentials: Credentials) => credentials.expiration !== und
 function credentialsMissing(up: Upstream, error: unknown): never {
   const e = error as { name?: string; message?: string };
   if (e?.name === "CredentialsProviderError") {
-    throw new GatewayError(503, "service_unavailable_error", `AWS Bedrock is not configured: set ${CREDENTIALS}.`, { upstream: e.message });
+    // Not configured, as with no BETA_REGION: a 404 that no client retries.
+    throw new GatewayError(404, "not_found_error", `AWS Bedrock is not configured: set ${CREDENTIALS}.`, { upstream: e.message });
   }
   throw unreachable(up, e?.message ?? String(error));
 }

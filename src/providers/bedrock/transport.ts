@@ -1,7 +1,7 @@
 import type { Config } from "../../config.ts";
 import type { GatewayError } from "../../errors.ts";
 import { isObject } from "../../formats/read.ts";
-import { badShape, fetchFailed, fromUpstreamStatus, parseUpstreamJson, readUpstreamJson, type Upstream } from "../upstream-errors.ts";
+import { badShape, fetchFailed, fromUpstreamStatus, parseUpstreamJson, readUpstreamJson, streamedBody, type Upstream } from "../upstream-errors.ts";
 import { bedrockAuth, CREDENTIALS } from "./auth.ts";
 import { decodeFrame, frameSplitter, utf8Slice, type Span } from "./frames.ts";
 
@@ -33,7 +33,8 @@ export function createBedrockTransport(beta: Config["beta"], timeout: number) {
     if (!response.ok) throw await httpError(up, response);
     return response;
   };
-  return { up, post, events: (response: Response) => events(up, response), json: (response: Response) => readUpstreamJson(up, response) };
+  const chunks = (response: Response) => streamedBody(up, response, timeout);
+  return { up, post, chunks, events: (response: Response) => events(up, chunks(response)), json: (response: Response) => readUpstreamJson(up, response) };
 }
 
 /** BETA_ENDPOINT_URL, else the region's public endpoint; other partitions' can be given as the former. */
@@ -46,10 +47,10 @@ export function bedrockEndpoint({ region, endpointUrl }: Pick<Config["beta"], "r
 export type BedrockTransport = ReturnType<typeof createBedrockTransport>;
 
 /** The frames of a Bedrock event stream, decoded and checksummed; an exception frame throws. */
-async function* events(up: Upstream, response: Response): AsyncGenerator<BedrockEvent> {
+async function* events(up: Upstream, chunks: AsyncIterable<Uint8Array>): AsyncGenerator<BedrockEvent> {
   const decode = eventDecoder(up);
   try {
-    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+    for await (const chunk of chunks) {
       for (const frame of decode.frames(chunk)) {
         const { type, payload } = decode.event(frame);
         yield { type, body: parsePayload(up, payload) };
