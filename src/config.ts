@@ -340,9 +340,12 @@ function toConfig(v: Record<string, string | undefined>, declared: Declared): Co
   };
 }
 
-/** S3's own region and credentials when any is set (OBJSTORE_*), else Bedrock's (BETA_*), as the spec says. */
+/**
+ * S3's own region and credentials when set (OBJSTORE_*), else Bedrock's (BETA_*), as the spec says.
+ * The region is no credential: OBJSTORE_REGION alone keeps Bedrock's keys.
+ */
 function s3Credentials(v: Record<string, string | undefined>): AwsSettings & { region?: string } {
-  const own = ["REGION", "PROFILE", "ACCESS_KEY_ID", "SECRET_ACCESS_KEY", "SESSION_TOKEN"].some((k) => v[`OBJSTORE_${k}`] !== undefined);
+  const own = ["PROFILE", "ACCESS_KEY_ID", "SECRET_ACCESS_KEY", "SESSION_TOKEN"].some((k) => v[`OBJSTORE_${k}`] !== undefined);
   const from = (key: string) => (own ? v[`OBJSTORE_${key}`] : v[`BETA_${key}`]);
   const region = v.OBJSTORE_REGION ?? v.BETA_REGION;
   const out: AwsSettings & { region?: string } = {};
