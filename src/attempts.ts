@@ -6,21 +6,27 @@ const CAP_MS = 8000;
 
 /**
  * What follows a first call that failed with `failed` (the caller makes the first call itself:
- * most succeed, and need no loop). Calls `attempt` for each model in turn, the first model's
- * first call being that one: up to 1 + `retries` times while it fails with a retryable error,
- * then the next model (a fallback). Any other error, or the client leaving, ends it at once;
- * when every model is spent, the last error stands.
+ * most succeed, and need no loop). Makes each call `tries` gives while the last failed with a
+ * retryable error, waiting first when a call goes again to an upstream already tried. A target
+ * (a model on an upstream) that asks for a wait longer than the cap is spent at once: the client is better served by the
+ * next target or model, or by the 429 and its Retry-After now, than by a retry it was told would
+ * fail. Any other error, or the client leaving, ends it at once; when the tries are spent, the
+ * last error stands.
  */
-export async function inTurn<T>(models: string[], retries: number, signal: AbortSignal, attempt: (model: string) => Promise<T>, failed: unknown): Promise<T> {
+export async function inTurn<T, K extends { again: boolean; key: string }>(tries: Iterable<K>, signal: AbortSignal, attempt: (next: K) => Promise<T>, first: K, failed: unknown): Promise<T> {
   let last = stopUnlessRetryable(failed, signal);
-  for (let m = 0; m < models.length; m++) {
-    for (let n = m === 0 ? 1 : 0; n <= retries; n++) {
-      if (n > 0) await pause(backoff(n, last), signal);
-      try {
-        return await attempt(models[m]!);
-      } catch (error) {
-        last = stopUnlessRetryable(error, signal);
-      }
+  let n = 0;
+  const spent = new Set<string>();
+  let previous = first;
+  for (const next of tries) {
+    if (waitsTooLong(last)) spent.add(previous.key);
+    if (spent.has(next.key)) continue;
+    previous = next;
+    if (next.again) await pause(backoff(++n, last), signal);
+    try {
+      return await attempt(next);
+    } catch (error) {
+      last = stopUnlessRetryable(error, signal);
     }
   }
   throw last;
@@ -31,6 +37,8 @@ function stopUnlessRetryable(error: unknown, signal: AbortSignal): GatewayError 
   if (!(error instanceof GatewayError) || !error.retryable || signal.aborted) throw error;
   return error;
 }
+
+const waitsTooLong = (error: GatewayError) => (error.retryAfter ?? 0) * 1000 > CAP_MS;
 
 /** How long to wait before retry number `n` (1, 2, …) after `error`. */
 export function backoff(n: number, error: GatewayError): number {

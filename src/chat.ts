@@ -8,8 +8,8 @@ import { usageTracker } from "./formats/usage.ts";
 import type { ChatRequest, SseEvent, StreamEvent, Usage } from "./ir.ts";
 import type { Logger } from "./log.ts";
 import type { NativeReply, Provider } from "./providers/provider.ts";
-import type { Providers } from "./providers/registry.ts";
-import type { Route, Router } from "./providers/routes.ts";
+import type { Live } from "./providers/live.ts";
+import { ordered, type Route, type Target } from "./providers/routes.ts";
 import { incomplete, timedOut } from "./providers/upstream-errors.ts";
 
 export interface ChatCall {
@@ -31,10 +31,10 @@ export interface ChatCall {
    */
   onDone?: (done: { usage?: Usage; ok: boolean }) => void;
   /**
-   * Told where the request went, how long the upstream took to answer and how many calls it took;
-   * `free`: the last upstream called charges nothing for its answers, whatever the model id.
+   * Told where the request went (the upstream that answered, or was tried last), how long it took to
+   * answer and how many calls it took; `free`: that upstream charges nothing for its answers, whatever the model id.
    */
-  observe?: (info: { model: string; provider: string; upstream_ms?: number; attempts: number; free: boolean }) => void;
+  observe?: (info: { model: string; provider: string; upstream_ms?: number; attempts: number; free: boolean; route?: string }) => void;
 }
 
 export type ChatOutcome = { headers: Record<string, string> } & (
@@ -46,9 +46,8 @@ export type ChatOutcome = { headers: Record<string, string> } & (
 );
 
 export interface ChatDeps {
-  config: Config;
-  providers: Providers;
-  router: Router;
+  config: Pick<Config, "defaultModel" | "modelFallbacks">;
+  upstreams: Live;
   log: Logger;
   /** Puts the files named in `file_ids` in front of the last user message. */
   attachFiles?: (request: ChatRequest) => Promise<void>;
@@ -58,14 +57,15 @@ export interface ChatDeps {
  * One chat completion: decode, then for the requested model and its fallbacks, route, call the
  * provider (retrying what may succeed on another try) and encode in the format asked for.
  */
-export function createChat({ config, providers, router, log, attachFiles }: ChatDeps) {
-  const ms = config.upstreamTimeoutMs;
+export function createChat({ config, upstreams, log, attachFiles }: ChatDeps) {
+  const { cooldowns } = upstreams;
   return async function chat(call: ChatCall): Promise<ChatOutcome> {
+    const { providers, router, byName } = upstreams.current();
     const { input, output } = call;
     // The native path needs only the model and `stream`, but every route checks the whole body:
     // a bad request gets the same 400/422 whichever upstream (or fallback) would have answered it.
     const request = input.decodeRequest(call.body);
-    const requested = request.model ?? config.alpha.defaultModel;
+    const requested = request.model ?? config.defaultModel;
     if (!requested) throw invalidRequest("Missing required field 'model', and no DEFAULT_ALPHA_MODEL is set.", "model: required");
     const fallbacks = config.modelFallbacks.get(requested);
     const done = (usage: Usage | undefined, ok = true) => call.onDone?.({ usage, ok });
@@ -75,13 +75,15 @@ export function createChat({ config, providers, router, log, attachFiles }: Chat
     };
     let attempts = 0;
     let since: number | undefined;
-    let route: Route | undefined;
+    let tried: Target | undefined;
+    let routeName: string | undefined;
     let free = false;
     let filesAttached = false;
 
-    const attempt = async (model: string): Promise<ChatOutcome> => {
-      route = router(model);
-      const provider = providers.loaded(route.provider) ?? (await providers(route.provider));
+    const attempt = async ({ target, route }: Try): Promise<ChatOutcome> => {
+      tried = target;
+      routeName = route.name;
+      const provider = providers.loaded(target.upstream) ?? (await providers(target.upstream));
       free = provider.free === true;
       if (request.fileIds.length && !filesAttached) {
         await attachFiles?.(request);
@@ -89,12 +91,20 @@ export function createChat({ config, providers, router, log, attachFiles }: Chat
       }
       attempts++;
       since ??= performance.now();
-      const outcome = await answer(provider, route);
-      outcome.headers = { "x-parley-model": route.model, "x-parley-attempts": String(attempts) };
+      const ms = byName.get(target.upstream)!.timeoutMs;
+      let outcome: Answer;
+      try {
+        outcome = await answer(provider, target, ms);
+      } catch (error) {
+        if (error instanceof GatewayError && error.retryable) cooldowns.failed(target.upstream);
+        throw error;
+      }
+      cooldowns.succeeded(target.upstream);
+      outcome.headers = { "x-parley-model": target.model, "x-parley-upstream": target.upstream, "x-parley-attempts": String(attempts), ...(route.name ? { "x-parley-route": route.name } : {}) };
       return outcome as ChatOutcome;
     };
 
-    const answer = async (provider: Provider, route: Route): Promise<Answer> => {
+    const answer = async (provider: Provider, route: Target, ms: number): Promise<Answer> => {
       // Same family with nothing to change (no alias, no files): the client's own body goes up.
       const dialect = input === output && request.fileIds.length === 0 ? input.dialect : undefined;
       const native = dialect && provider.native?.[dialect];
@@ -123,19 +133,55 @@ export function createChat({ config, providers, router, log, attachFiles }: Chat
 
     try {
       // Most calls succeed at once: the retry loop starts only after a failure.
+      const route = router(requested);
+      const targets = ordered(route, cooldowns.cooling);
+      const first: Try = { route, target: targets[0]!, again: false, key: `${targets[0]!.upstream} ${targets[0]!.model}` };
       try {
-        return await attempt(requested);
+        return await attempt(first);
       } catch (error) {
-        return await inTurn([requested, ...(fallbacks ?? [])], config.upstreamRetries, call.signal, attempt, error);
+        const plan = (model: string, known?: Route, listed?: Target[]) => {
+          const r = known ?? router(model);
+          return { route: r, targets: listed ?? ordered(r, cooldowns.cooling), retries: byName.get((listed ?? r.targets)[0]!.upstream)?.retries ?? 0 };
+        };
+        return await inTurn(tries([requested, ...(fallbacks ?? [])], plan, { route, targets }), call.signal, attempt, first, error);
       }
     } catch (error) {
-      if (error instanceof GatewayError && attempts > 0) error.headers["x-parley-attempts"] = String(attempts);
+      if (error instanceof GatewayError) {
+        if (attempts > 0) error.headers["x-parley-attempts"] = String(attempts);
+        if (tried) error.headers["x-parley-upstream"] = tried.upstream;
+        if (routeName) error.headers["x-parley-route"] = routeName;
+      }
       throw error;
     } finally {
       const upstream_ms = since === undefined ? undefined : Math.round(performance.now() - since);
-      call.observe?.({ model: requested, provider: route?.provider ?? "-", upstream_ms, attempts, free });
+      call.observe?.({ model: requested, provider: tried?.upstream ?? "-", upstream_ms, attempts, free, ...(routeName ? { route: routeName } : {}) });
     }
   };
+}
+
+/** One call of a request: a route's target; `again` when this upstream was tried already for this model (it waits first). */
+interface Try {
+  route: Route;
+  target: Target;
+  again: boolean;
+  /** The model on the upstream: one that asks for a wait longer than the backoff cap is not called again. */
+  key: string;
+}
+
+/**
+ * The calls after the first: each model's targets in turn, each retry going to the next target,
+ * at least one call for each target and 1 + `retries` in all (the first target's upstream's
+ * `retries`); then the next model (MODEL_FALLBACKS).
+ */
+function* tries(models: string[], plan: (model: string, route?: Route, targets?: Target[]) => { route: Route; targets: Target[]; retries: number }, first: { route: Route; targets: Target[] }): Generator<Try> {
+  for (let m = 0; m < models.length; m++) {
+    const { route, targets, retries } = m === 0 ? plan(models[0]!, first.route, first.targets) : plan(models[m]!);
+    const calls = Math.max(1 + retries, targets.length);
+    for (let n = m === 0 ? 1 : 0; n < calls; n++) {
+      const target = targets[n % targets.length]!;
+      yield { route, target, again: n >= targets.length, key: `${target.upstream} ${target.model}` };
+    }
+  }
 }
 
 /** An outcome before `attempt` puts its headers on it. */

@@ -2,6 +2,9 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { parse as parseDotenv } from "dotenv";
+import type { AwsSettings } from "./aws.ts";
+import { declareUpstreams, SPEC_UPSTREAMS, upstreamNamed, type Declared } from "./providers/upstreams.ts";
+import { FileError, readUpstreamsFile } from "./providers/upstreams-file.ts";
 
 /** Where a value came from, highest precedence first. */
 export type Source = "flag" | "env" | ".env" | "config file" | "default";
@@ -9,7 +12,6 @@ export type Source = "flag" | "env" | ".env" | "config file" | "default";
 export type LogLevel = "silent" | "error" | "warn" | "info" | "debug" | "trace";
 export type Scope = "chat" | "models" | "files:read" | "files:write" | "usage" | "metrics";
 export const SCOPES: readonly Scope[] = ["chat", "models", "files:read", "files:write", "usage", "metrics"];
-export type ProviderName = "alpha" | "beta" | "mock";
 
 export interface Config {
   host: string;
@@ -22,23 +24,15 @@ export interface Config {
   corsOrigins: string[] | "*";
   apiKey: string | undefined;
   apiKeys: KeyEntry[];
-  /** `systemOnTop`: mid-conversation system messages join the system text (for chat templates that refuse them in place). */
-  alpha: { apiKey?: string; baseUrl: string; defaultModel?: string; custom: boolean; systemOnTop: boolean };
-  beta: {
-    region?: string;
-    profile?: string;
-    accessKeyId?: string;
-    secretAccessKey?: string;
-    sessionToken?: string;
-    apiKey?: string;
-    endpointUrl?: string;
-    controlEndpointUrl?: string;
-    /** BETA_ANTHROPIC_BETAS: the `anthropic-beta` values passed on to Bedrock, for every model; unset: a built-in list per model. */
-    anthropicBetas?: string[];
-  };
-  files: { bucket?: string; endpointUrl?: string; maxUploadBytes: number; contextMaxChars: number };
+  /** DEFAULT_ALPHA_MODEL: the model of a request that names none. */
+  defaultModel?: string;
+  /** Every upstream (the spec's variables', the file's, the mock) and the file's routes. */
+  upstreams: Declared;
+  /** `aws`: S3's region and credentials (OBJSTORE_*, else BETA_*). */
+  files: { bucket?: string; endpointUrl?: string; maxUploadBytes: number; contextMaxChars: number; aws: AwsSettings & { region?: string } };
   modelAliases: ReadonlyMap<string, string>;
-  modelRoutes: { pattern: string; provider: ProviderName }[];
+  /** MODEL_ROUTES: id glob -> upstream name. */
+  modelRoutes: { pattern: string; upstream: string }[];
   /** Model id -> the models tried next when its attempts end in a retryable error. */
   modelFallbacks: ReadonlyMap<string, string[]>;
   rateLimitRpm: number;
@@ -50,7 +44,11 @@ export interface Config {
   rateLimitOnRedisError: "open" | "closed";
   upstreamTimeoutMs: number;
   upstreamRetries: number;
+  /** Seconds an upstream is skipped after three retryable failures in a row. */
+  upstreamCooldownS: number;
   shutdownGraceMs: number;
+  /** serve exits when the process that started it dies (an app running parley as its sidecar). */
+  exitWithParent: boolean;
   modelsRefreshS: number;
   dataDir: string;
   configDir: string;
@@ -129,6 +127,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: "PORT", group: "server", fallback: "8000", check: int(0, 65535), help: "port to listen on (0 picks a free one)" },
   { key: "WORKERS", group: "server", fallback: "1", check: int(1, 64), help: "server processes sharing the port, under a supervisor that restarts them" },
   { key: "SHUTDOWN_GRACE_MS", group: "server", fallback: "10000", check: int(0), help: "time in-flight requests and streams get to finish on shutdown" },
+  { key: "PARLEY_EXIT_WITH_PARENT", group: "server", fallback: "false", check: boolean, help: "stop within 2 s of the process that started serve dying, SIGKILL included (serve --exit-with-parent; an app's sidecar)" },
   { key: "LOG_LEVEL", group: "server", fallback: "info", check: oneOf(Object.keys(LOG_LEVELS)), help: "logging level" },
   { key: "LOG_FORMAT", group: "server", fallback: "text", check: oneOf(["text", "json"]), help: "text, or json for one JSON object per log line" },
   { key: "ENVIRONMENT", group: "server", fallback: "development", check: noSpace, help: "development or production (production limits CORS to CORS_ORIGINS)" },
@@ -169,18 +168,25 @@ export const SETTINGS: readonly Setting[] = [
     check: pairs("=", (a, m) => !/\s/.test(a + m) && m.length > 0, "alias=model,…"),
   },
   {
-    key: "MODEL_ROUTES", group: "models", help: "pattern=alpha|beta|mock,… routes checked before the built-in ones (* matches anything)",
-    check: pairs("=", (p, provider) => p.length > 0 && Object.hasOwn(PROVIDER_NAMES, provider), "pattern=provider,… with provider alpha (or openai), beta (or bedrock) or mock"),
+    key: "MODEL_ROUTES", group: "models", help: "pattern=upstream,… routes checked after <upstream>/<model> and before parley.toml's routes (* matches anything; openai and bedrock stand for alpha and beta)",
+    check: pairs("=", (p, upstream) => p.length > 0 && /^[a-z0-9][a-z0-9_-]*$/.test(upstream), "pattern=upstream,… naming alpha (or openai), beta (or bedrock), mock or an upstream of parley.toml"),
   },
   {
     key: "MODEL_FALLBACKS", group: "models", help: "model=first|second,… models tried in turn when a model's calls fail (retryable errors only)",
     check: pairs("=", (m, list) => !/\s/.test(m + list) && list.split("|").every(Boolean), "model=fallback|fallback,…"),
   },
   { key: "MODELS_REFRESH_S", group: "models", fallback: "600", check: int(0), help: "seconds between model list refreshes from the upstreams (0: discovery off)" },
-  { key: "UPSTREAM_TIMEOUT_MS", group: "upstream", fallback: "600000", check: int(1), help: "time to the upstream's first byte (504 after it); also the longest silence allowed in a stream" },
-  { key: "UPSTREAM_RETRIES", group: "upstream", fallback: "2", check: int(0, 10), help: "retries of a failed upstream call before its first byte" },
+  { key: "UPSTREAM_TIMEOUT_MS", group: "upstream", fallback: "600000", check: int(1), help: "time to the upstream's first byte (504 after it), and the longest silence between two chunks of a stream" },
+  { key: "UPSTREAM_RETRIES", group: "upstream", fallback: "2", check: int(0, 10), help: "retries of a failed upstream call before its first byte (a route with several targets tries each at least once)" },
+  { key: "UPSTREAM_COOLDOWN_S", group: "upstream", fallback: "30", check: int(0), help: "seconds an upstream is skipped after three retryable failures in a row (0: never)" },
+  { key: "PARLEY_UPSTREAMS", group: "upstream", unset: "./parley.toml, else parley.toml in PARLEY_CONFIG_DIR, when there is one", check: noSpace, help: "the upstreams file: named upstreams of every kind and [[routes]] (docs/upstreams.md)" },
   { key: "OBJSTORE_FILES_BUCKET", group: "files", check: noSpace, help: "S3 bucket for file bytes (unset: a local store under PARLEY_DATA_DIR)" },
-  { key: "OBJSTORE_ENDPOINT_URL", group: "files", unset: "AWS S3 in BETA_REGION", check: url, help: "S3-compatible endpoint (path-style)" },
+  { key: "OBJSTORE_ENDPOINT_URL", group: "files", unset: "AWS S3 in OBJSTORE_REGION", check: url, help: "S3-compatible endpoint (path-style)" },
+  { key: "OBJSTORE_REGION", group: "files", unset: "BETA_REGION, else us-east-1", check: region, help: "S3's region" },
+  { key: "OBJSTORE_PROFILE", group: "files", unset: "BETA_PROFILE (when no OBJSTORE_ credential is set)", check: noSpace, help: "AWS named profile for S3" },
+  { key: "OBJSTORE_ACCESS_KEY_ID", group: "files", secret: true, unset: "BETA_ACCESS_KEY_ID (when no OBJSTORE_ credential is set)", check: noSpace, help: "AWS access key id for S3" },
+  { key: "OBJSTORE_SECRET_ACCESS_KEY", group: "files", secret: true, unset: "BETA_SECRET_ACCESS_KEY (when no OBJSTORE_ credential is set)", check: noSpace, help: "AWS secret access key for S3" },
+  { key: "OBJSTORE_SESSION_TOKEN", group: "files", secret: true, unset: "BETA_SESSION_TOKEN (when no OBJSTORE_ credential is set)", check: noSpace, help: "AWS session token for S3" },
   { key: "MAX_UPLOAD_BYTES", group: "files", fallback: String(512 * 1024 * 1024), check: int(1), help: "largest accepted upload (bodies of other requests: this plus 1 MiB)" },
   { key: "FILE_CONTEXT_MAX_CHARS", group: "files", fallback: "100000", check: int(1), help: "characters of one file put into a chat" },
   { key: "RATE_LIMIT_RPM", group: "limits", fallback: "600", check: int(0), help: "requests per minute per key (0: off)" },
@@ -196,7 +202,6 @@ export const SETTINGS: readonly Setting[] = [
   { key: "PARLEY_CONFIG_DIR", group: "directories", unset: "$XDG_CONFIG_HOME/parley, else ~/.config/parley", check: noSpace, help: "user configuration file (config.env); set it in the environment, not in the file" },
 ];
 
-const PROVIDER_NAMES: Record<string, ProviderName> = { alpha: "alpha", openai: "alpha", beta: "beta", bedrock: "beta", mock: "mock" };
 const BY_KEY = new Map(SETTINGS.map((s) => [s.key, s]));
 
 export class ConfigError extends Error {}
@@ -218,6 +223,8 @@ export interface Loaded {
   config: Config;
   entries: Entry[];
   configFile: string;
+  /** The upstreams file read, when there is one: watched for changes. */
+  upstreamsFile?: string;
 }
 
 export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() }: LoadOptions = {}): Loaded {
@@ -243,7 +250,12 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
   const values = Object.fromEntries(entries.map((e) => [e.key, e.value]));
   values.PARLEY_CONFIG_DIR = configDir;
   values.PARLEY_DATA_DIR ??= join(env.XDG_DATA_HOME || join(home, ".local", "share"), "parley");
-  return { config: toConfig(values), entries, configFile };
+  const lookup = (name: string) => {
+    for (const [, layer] of layers) if (layer[name] !== undefined) return layer[name];
+  };
+  const upstreamsFile = upstreamsFileOf(values.PARLEY_UPSTREAMS, cwd, configDir);
+  const config = toConfig(values, upstreams(values, upstreamsFile, lookup));
+  return { config, entries, configFile, ...(upstreamsFile ? { upstreamsFile } : {}) };
 }
 
 /** Where the user config file lives: found without reading (or validating) anything else. */
@@ -255,7 +267,27 @@ function configDirOf(layers: [Source, Record<string, string | undefined>][], env
   return pick(layers, "PARLEY_CONFIG_DIR") ?? join(env.XDG_CONFIG_HOME || join(env.HOME || homedir(), ".config"), "parley");
 }
 
-function toConfig(v: Record<string, string | undefined>): Config {
+/** PARLEY_UPSTREAMS (which must exist), else ./parley.toml, else parley.toml in the config directory. */
+function upstreamsFileOf(given: string | undefined, cwd: string, configDir: string): string | undefined {
+  if (given) {
+    if (!existsSync(given)) throw new ConfigError(`PARLEY_UPSTREAMS=${JSON.stringify(given)}: no such file`);
+    return given;
+  }
+  return [join(cwd, "parley.toml"), join(configDir, "parley.toml")].find((path) => existsSync(path));
+}
+
+function upstreams(v: Record<string, string | undefined>, path: string | undefined, lookup: (name: string) => string | undefined): Declared {
+  const defaults = { timeoutMs: Number(v.UPSTREAM_TIMEOUT_MS), retries: Number(v.UPSTREAM_RETRIES) };
+  try {
+    const file = path ? readUpstreamsFile(path, readFileSync(path, "utf8"), lookup, SPEC_UPSTREAMS) : undefined;
+    return declareUpstreams(v, defaults, file);
+  } catch (error) {
+    if (error instanceof FileError) throw new ConfigError(error.message);
+    throw error;
+  }
+}
+
+function toConfig(v: Record<string, string | undefined>, declared: Declared): Config {
   const num = (key: string) => Number(v[key]);
   const production = v.ENVIRONMENT!.toLowerCase() === "production";
   return {
@@ -269,34 +301,23 @@ function toConfig(v: Record<string, string | undefined>): Config {
     corsOrigins: production ? splitList(v.CORS_ORIGINS ?? "") : "*",
     apiKey: v.API_KEY,
     apiKeys: splitList(v.API_KEYS ?? "").map((item) => parseKeyEntry(item)!),
-    alpha: {
-      apiKey: v.ALPHA_API_KEY,
-      baseUrl: v.ALPHA_BASE_URL!.replace(/\/+$/, ""),
-      defaultModel: v.DEFAULT_ALPHA_MODEL,
-      custom: v.ALPHA_BASE_URL !== BY_KEY.get("ALPHA_BASE_URL")!.fallback,
-      systemOnTop: v.ALPHA_SYSTEM_MESSAGES!.toLowerCase() === "top",
-    },
-    beta: {
-      region: v.BETA_REGION,
-      profile: v.BETA_PROFILE,
-      accessKeyId: v.BETA_ACCESS_KEY_ID,
-      secretAccessKey: v.BETA_SECRET_ACCESS_KEY,
-      sessionToken: v.BETA_SESSION_TOKEN,
-      apiKey: v.BETA_API_KEY,
-      endpointUrl: v.BETA_ENDPOINT_URL,
-      controlEndpointUrl: v.BETA_CONTROL_ENDPOINT_URL,
-      ...(v.BETA_ANTHROPIC_BETAS !== undefined ? { anthropicBetas: splitList(v.BETA_ANTHROPIC_BETAS) } : {}),
-    },
+    ...(v.DEFAULT_ALPHA_MODEL ? { defaultModel: v.DEFAULT_ALPHA_MODEL } : {}),
+    upstreams: declared,
     files: {
       bucket: v.OBJSTORE_FILES_BUCKET,
       endpointUrl: v.OBJSTORE_ENDPOINT_URL,
       maxUploadBytes: num("MAX_UPLOAD_BYTES"),
       contextMaxChars: num("FILE_CONTEXT_MAX_CHARS"),
+      aws: s3Credentials(v),
     },
     modelAliases: new Map(splitList(v.MODEL_ALIASES ?? "").map((item) => splitOnce(item, "="))),
     modelRoutes: splitList(v.MODEL_ROUTES ?? "").map((item) => {
-      const [pattern, provider] = splitOnce(item, "=");
-      return { pattern, provider: PROVIDER_NAMES[provider]! };
+      const [pattern, name] = splitOnce(item, "=");
+      const upstream = upstreamNamed(name);
+      if (!declared.upstreams.some((u) => u.name === upstream)) {
+        throw new ConfigError(`MODEL_ROUTES=${JSON.stringify(v.MODEL_ROUTES)} is invalid: no upstream '${name}'; upstreams are ${declared.upstreams.map((u) => u.name).join(", ")}`);
+      }
+      return { pattern, upstream };
     }),
     modelFallbacks: new Map(splitList(v.MODEL_FALLBACKS ?? "").map((item) => {
       const [model, list] = splitOnce(item, "=");
@@ -310,11 +331,30 @@ function toConfig(v: Record<string, string | undefined>): Config {
     rateLimitOnRedisError: v.RATE_LIMIT_ON_REDIS_ERROR!.toLowerCase() as "open" | "closed",
     upstreamTimeoutMs: num("UPSTREAM_TIMEOUT_MS"),
     upstreamRetries: num("UPSTREAM_RETRIES"),
+    upstreamCooldownS: num("UPSTREAM_COOLDOWN_S"),
     shutdownGraceMs: num("SHUTDOWN_GRACE_MS"),
+    exitWithParent: BOOLEANS[v.PARLEY_EXIT_WITH_PARENT!.toLowerCase()]!,
     modelsRefreshS: num("MODELS_REFRESH_S"),
     dataDir: v.PARLEY_DATA_DIR!,
     configDir: v.PARLEY_CONFIG_DIR!,
   };
+}
+
+/**
+ * S3's own region and credentials when set (OBJSTORE_*), else Bedrock's (BETA_*), as the spec says.
+ * The region is no credential: OBJSTORE_REGION alone keeps Bedrock's keys.
+ */
+function s3Credentials(v: Record<string, string | undefined>): AwsSettings & { region?: string } {
+  const own = ["PROFILE", "ACCESS_KEY_ID", "SECRET_ACCESS_KEY", "SESSION_TOKEN"].some((k) => v[`OBJSTORE_${k}`] !== undefined);
+  const from = (key: string) => (own ? v[`OBJSTORE_${key}`] : v[`BETA_${key}`]);
+  const region = v.OBJSTORE_REGION ?? v.BETA_REGION;
+  const out: AwsSettings & { region?: string } = {};
+  if (region) out.region = region;
+  for (const [key, name] of [["profile", "PROFILE"], ["accessKeyId", "ACCESS_KEY_ID"], ["secretAccessKey", "SECRET_ACCESS_KEY"], ["sessionToken", "SESSION_TOKEN"]] as const) {
+    const value = from(name);
+    if (value) out[key] = value;
+  }
+  return out;
 }
 
 /** Writes one variable into the user config file, keeping the others. */
@@ -324,9 +364,21 @@ export function setConfigValue(configFile: string, key: string, value: string): 
   if (key === "PARLEY_CONFIG_DIR") throw new ConfigError("PARLEY_CONFIG_DIR cannot live inside the config file; set it in the environment");
   const allowed = setting.check?.(value);
   if (allowed) throw new ConfigError(`${key}=${setting.secret ? mask(value) : JSON.stringify(value)} is invalid: expected ${allowed}`);
-  const values = { ...readEnvFile(configFile), [key]: value };
+  writeConfigFile(configFile, { ...readEnvFile(configFile), [key]: value });
+}
+
+/** Removes a setting from the user config file; false when the file did not set it. */
+export function unsetConfigValue(configFile: string, key: string): boolean {
+  const values = readEnvFile(configFile);
+  if (!Object.hasOwn(values, key)) return false;
+  delete values[key];
+  writeConfigFile(configFile, values);
+  return true;
+}
+
+function writeConfigFile(configFile: string, values: Record<string, string>): void {
   mkdirSync(join(configFile, ".."), { recursive: true, mode: 0o700 });
-  const text = Object.entries(values).map(([k, v]) => `${k}=${quote(k, v)}`).join("\n") + "\n";
+  const text = Object.entries(values).map(([k, v]) => `${k}=${quote(k, v)}\n`).join("");
   writeFileSync(configFile, text, { mode: 0o600 });
 }
 

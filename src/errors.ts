@@ -8,6 +8,17 @@ export type ErrorType =
   | "internal_server_error"
   | "service_unavailable_error";
 
+/**
+ * A prompt too long for the model's context, whatever words the upstream used: the token counts
+ * when it gave them. Clients compact and retry on their vendor's own wording only (contract 3).
+ */
+export interface ContextOverflow {
+  /** The model's context, in tokens. */
+  limit?: number;
+  /** The prompt's size, in tokens. */
+  tokens?: number;
+}
+
 export interface ErrorOptions {
   details?: string;
   /** Text from an upstream provider: shown to clients only when DEBUG=true. */
@@ -19,6 +30,7 @@ export interface ErrorOptions {
   /** Seconds the upstream asked us to wait before trying again. */
   retryAfter?: number;
   headers?: Record<string, string>;
+  overflow?: ContextOverflow;
 }
 
 /** Every failure a client can see. Rendered into the envelope only at the edge (server/errors.ts). */
@@ -29,6 +41,7 @@ export class GatewayError extends Error {
   readonly retryable: boolean;
   readonly retryAfter?: number;
   readonly headers: Record<string, string>;
+  readonly overflow?: ContextOverflow;
 
   constructor(
     readonly status: number,
@@ -43,6 +56,7 @@ export class GatewayError extends Error {
     this.retryable = options.retryable ?? false;
     this.retryAfter = options.retryAfter;
     this.headers = options.headers ?? {};
+    this.overflow = options.overflow;
   }
 }
 
@@ -102,6 +116,7 @@ function openaiType(error: GatewayError): { type: string; code: string | null } 
 
 /** The error body in the caller's dialect. */
 export function errorBody(error: GatewayError, dialect: ErrorDialect, debug = false): unknown {
+  if (error.overflow) return overflowBody(error, error.overflow, dialect, debug);
   const parley = envelope(error, debug);
   switch (dialect) {
     case "parley":
@@ -118,4 +133,19 @@ export function errorBody(error: GatewayError, dialect: ErrorDialect, debug = fa
       return { error: { message: details ? `${message} (${details})` : message, type, param, code } };
     }
   }
+}
+
+/** A context overflow in the words each vendor's clients act on: OpenAI's code and sentence, Anthropic's "prompt is too long". */
+function overflowBody(error: GatewayError, { limit, tokens }: ContextOverflow, dialect: ErrorDialect, debug: boolean): unknown {
+  if (dialect === "anthropic") {
+    const message = limit !== undefined && tokens !== undefined ? `prompt is too long: ${tokens} tokens > ${limit} maximum` : `prompt is too long for the model's context window${limit === undefined ? "" : ` of ${limit} tokens`}`;
+    return { type: "error", error: { type: "invalid_request_error", message } };
+  }
+  const message = limit !== undefined && tokens !== undefined
+    ? `This model's maximum context length is ${limit} tokens. However, your messages resulted in ${tokens} tokens. Please reduce the length of the messages.`
+    : `Your input exceeds the context window of this model${limit === undefined ? "" : ` (${limit} tokens)`}. Please reduce the length of the messages.`;
+  const code = "context_length_exceeded";
+  if (dialect === "openai") return { error: { message, type: "invalid_request_error", param: null, code } };
+  const details = debug ? error.upstream : undefined;
+  return { error: { type: error.type, message, code, ...(details ? { details } : {}) } };
 }

@@ -50,3 +50,11 @@ function writeLine(text: string): void {
     // stderr closed: nothing useful to do with a log line
   }
 }
+
+/** Characters of a client's id (a model) that a log line or usage row keeps. */
+const KEPT = 200;
+
+/** A client's id as logs and records keep it: a megabyte id is its start and its length, not a megabyte line. */
+export function clip(id: string): string {
+  return id.length > KEPT ? `${id.slice(0, KEPT)}…(${id.length} characters)` : id;
+}

@@ -38,14 +38,14 @@ describe("precedence: flag > env > ./.env > user config file > default", () => {
 describe("aliases", () => {
   test("OPENAI_API_KEY is used only when ALPHA_API_KEY is unset", () => {
     const ws = workspace();
-    expect(loadConfig({ cwd: ws.cwd, env: { ...ws.env, OPENAI_API_KEY: "sk-openai" } }).config.alpha.apiKey).toBe("sk-openai");
+    expect(loadConfig({ cwd: ws.cwd, env: { ...ws.env, OPENAI_API_KEY: "sk-openai" } }).config.upstreams.upstreams[0]!.settings).toMatchObject({ apiKey: "sk-openai" });
     const both = { ...ws.env, OPENAI_API_KEY: "sk-openai", ALPHA_API_KEY: "sk-alpha" };
-    expect(loadConfig({ cwd: ws.cwd, env: both }).config.alpha.apiKey).toBe("sk-alpha");
+    expect(loadConfig({ cwd: ws.cwd, env: both }).config.upstreams.upstreams[0]!.settings).toMatchObject({ apiKey: "sk-alpha" });
   });
 
   test("a spec name in the config file beats an alias in the environment", () => {
     const ws = workspace({ configFile: "ALPHA_API_KEY=sk-from-file\n" });
-    expect(loadConfig({ cwd: ws.cwd, env: { ...ws.env, OPENAI_API_KEY: "sk-env" } }).config.alpha.apiKey).toBe("sk-from-file");
+    expect(loadConfig({ cwd: ws.cwd, env: { ...ws.env, OPENAI_API_KEY: "sk-env" } }).config.upstreams.upstreams[0]!.settings).toMatchObject({ apiKey: "sk-from-file" });
   });
 
   test("the standard AWS variables fill the BETA_ settings", () => {
@@ -54,7 +54,7 @@ describe("aliases", () => {
       cwd: ws.cwd,
       env: { ...ws.env, AWS_REGION: "eu-west-1", AWS_ACCESS_KEY_ID: "AKIAEXAMPLE", AWS_SECRET_ACCESS_KEY: "secret", AWS_PROFILE: "dev" },
     });
-    expect(config.beta).toMatchObject({ region: "eu-west-1", accessKeyId: "AKIAEXAMPLE", secretAccessKey: "secret", profile: "dev" });
+    expect(config.upstreams.upstreams[1]!.settings).toMatchObject({ region: "eu-west-1", accessKeyId: "AKIAEXAMPLE", secretAccessKey: "secret", profile: "dev" });
   });
 });
 
@@ -73,7 +73,7 @@ describe("derived settings", () => {
     const config = load({ API_KEYS: "k1:chat+models,k2:files:read", MODEL_ALIASES: "fast=gpt-4o-mini", MODEL_ROUTES: "llama*=alpha" });
     expect(config.apiKeys).toEqual([{ key: "k1", scopes: ["chat", "models"] }, { key: "k2", scopes: ["files:read"] }]);
     expect([...config.modelAliases]).toEqual([["fast", "gpt-4o-mini"]]);
-    expect(config.modelRoutes).toEqual([{ pattern: "llama*", provider: "alpha" }]);
+    expect(config.modelRoutes).toEqual([{ pattern: "llama*", upstream: "alpha" }]);
   });
 
   test("data and config dirs follow XDG when not set", () => {
@@ -124,7 +124,7 @@ describe("config set", () => {
     setConfigValue(file, "ALPHA_API_KEY", "sk-new#value'with\"quotes");
     const { config } = loadConfig({ cwd: ws.cwd, env: ws.env });
     expect(config.port).toBe(9000);
-    expect(config.alpha.apiKey).toBe("sk-new#value'with\"quotes");
+    expect(config.upstreams.upstreams[0]!.settings).toMatchObject({ apiKey: "sk-new#value'with\"quotes" });
     expect(() => setConfigValue(file, "PORT", "x")).toThrow(/PORT="x"/);
     expect(() => setConfigValue(file, "NOT_A_SETTING", "1")).toThrow(/not a parley setting/);
     expect(readFileSync(file, "utf8")).not.toContain('PORT="x"');

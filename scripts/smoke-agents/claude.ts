@@ -2,7 +2,8 @@
  * Claude Code against parley: installs `@anthropic-ai/claude-code` from npm into a temporary
  * directory (or uses CLAUDE_BIN), starts parley on the fake upstreams, runs `claude -p "say hi"`
  * with ANTHROPIC_BASE_URL pointed at it and checks the reply: once to Bedrock Claude (lossless), once
- * to an OpenAI model through the IR. Prints every call Claude Code made
+ * to an OpenAI model through the IR; then `--model mock/tools`, whose tool call Claude Code runs and
+ * whose answer to the result must end the turn (it once looped ~1,100 requests a minute). Prints every call Claude Code made
  * (method, path, model, anthropic-beta), so a new release's habits show. Exits 1 on a failed check.
  */
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
@@ -32,9 +33,10 @@ console.log(`claude ${version}`);
 // name aliased to an OpenAI model, as a user who points it at GPT or a local model does.
 await route("Bedrock Claude", {}, "Hello from Claude");
 await route("an OpenAI model", { MODEL_ALIASES: "claude-opus-5-5=gpt-4o,claude-sonnet-4-5=gpt-4o,claude-haiku-4-5=gpt-4o" }, "Hello from OpenAI");
+await route("the mock's tool call", {}, "returned:", ["--model", "mock/tools"]);
 process.exit(failures === 0 ? 0 : 1);
 
-async function route(name: string, env: Record<string, string>, expected: string) {
+async function route(name: string, env: Record<string, string>, expected: string, args: string[] = []) {
   console.log(`\n== Claude Code to ${name}`);
   const gateway = await startGateway({ UPSTREAM_RETRIES: "0", ...env });
   const calls: string[] = [];
@@ -56,7 +58,7 @@ async function route(name: string, env: Record<string, string>, expected: string
   });
 
   const home = mkdtempSync(join(tmpdir(), "parley-claude-home-"));
-  const run = Bun.spawn([binary, "-p", "say hi"], {
+  const run = Bun.spawn([binary, "-p", "say hi", ...args], {
     cwd: home,
     env: {
       PATH: process.env.PATH ?? "/usr/bin:/bin",
@@ -82,6 +84,13 @@ async function route(name: string, env: Record<string, string>, expected: string
   check("claude -p exits 0", code === 0, code === 0 ? "" : stderr.trim().slice(0, 500));
   check(`claude -p prints the model's answer`, stdout.includes(expected), JSON.stringify(stdout.trim().slice(0, 200)));
   check("it called POST /v1/messages", messageCalls > 0);
+  if (args.length) {
+    // mock/tools: a tool call, its result answered with text, and the turn ends (a few side calls besides).
+    check("the turn ended after a tool round trip", messageCalls <= 10, `${messageCalls} Messages calls`);
+    server.stop(true);
+    await gateway.stop();
+    return;
+  }
   const upstream = [
     ...gateway.bedrock.received.filter((r) => r.action !== "count-tokens").map(({ action, modelId, body }) => ({ to: `Bedrock ${action} ${modelId}`, body })),
     ...gateway.openai.received.filter((r) => r.path.endsWith("/chat/completions")).map(({ body }) => ({ to: `OpenAI ${body.model}`, body })),

@@ -68,7 +68,7 @@ export async function chatOnce(args: OnceArgs, rawArgs: string[]): Promise<void>
   const fileIds: string[] = [];
   try {
     // As the full-screen chat: --model, else DEFAULT_ALPHA_MODEL, else the first model the server lists.
-    const model = args.model ?? config.alpha.defaultModel ?? (await firstModel(server));
+    const model = args.model ?? config.defaultModel ?? (await firstModel(server));
     for (const path of paths) fileIds.push(await server.upload(path));
     const body = {
       model,

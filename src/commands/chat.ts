@@ -26,7 +26,7 @@ export default defineCommand({
         console.error(`--resume takes a conversation id (a number), not "${args.resume}".`);
         process.exit(2);
       }
-      await runChat({ serverUrl, apiKey: args["api-key"] ?? config.apiKey, model: args.model, defaultModel: config.alpha.defaultModel, dataDir: config.dataDir, resume });
+      await runChat({ serverUrl, apiKey: args["api-key"] ?? config.apiKey, model: args.model, defaultModel: config.defaultModel, dataDir: config.dataDir, resume });
       process.exit(0);
     }),
 });

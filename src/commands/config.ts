@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
 import { credentialKind } from "../aws.ts";
-import { configFileLocation, loadConfig, mask, setConfigValue, SETTINGS } from "../config.ts";
+import { configFileLocation, loadConfig, mask, setConfigValue, SETTINGS, unsetConfigValue } from "../config.ts";
 import { closest } from "../did-you-mean.ts";
 import { exitOnConfigError, exitUsage } from "./fail.ts";
 
@@ -20,7 +20,7 @@ const show = defineCommand({
         const shown = value === undefined ? "(unset)" : secret ? mask(value) : value;
         return `${key.padEnd(width)}  ${shown}${value === undefined ? "" : `  [${source}]`}`;
       });
-      const bedrock = config.beta.region ? `# Bedrock credentials: ${credentialKind(config.beta)}\n` : "";
+      const bedrock = config.files.bucket ? `# S3 credentials: ${credentialKind(config.files.aws)}\n` : "";
       process.stdout.write(`# config file: ${configFile}\n${bedrock}${lines.join("\n")}\n`);
     }),
 });
@@ -73,9 +73,23 @@ const set = defineCommand({
     }),
 });
 
+const unset = defineCommand({
+  meta: { name: "unset", description: "Remove a setting from the user config file: parley config unset KEY" },
+  args: { key: { type: "positional", required: true, description: "setting name, e.g. ALPHA_API_KEY" } },
+  run: ({ args }) =>
+    exitOnConfigError(() => {
+      const configFile = configFileLocation();
+      const key = settingKey(args.key);
+      if (!unsetConfigValue(configFile, key)) process.stdout.write(`${key} was not set in ${configFile}\n`);
+      else process.stdout.write(`${key} removed from ${configFile}\n${RESTART_HINT}\n`);
+      const shadow = shadowedBy(key);
+      if (shadow) process.stderr.write(`parley: note: ${key} is still set in ${shadow}\n`);
+    }),
+});
+
 export default defineCommand({
   meta: { name: "config", description: "Show or change parley's configuration" },
-  subCommands: { show, get, set },
+  subCommands: { show, get, set, unset },
 });
 
 /** Where a higher-precedence value hides the config file's, if anywhere. */

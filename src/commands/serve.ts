@@ -4,7 +4,9 @@ import { join } from "node:path";
 import { defineCommand } from "citty";
 import { ConfigError, loadConfig, setConfigValue, type Loaded } from "../config.ts";
 import { announce, createLogger, type Logger } from "../log.ts";
-import { configuredProviders } from "../providers/registry.ts";
+import { sweepAtStart } from "../files/sweep.ts";
+import { configured } from "../providers/registry.ts";
+import { missing } from "../providers/upstreams.ts";
 import { checkPort, printReady, runServer, urlOf } from "../server/serve.ts";
 import { supervise } from "../server/supervisor.ts";
 import { exitOnConfigError } from "./fail.ts";
@@ -18,15 +20,18 @@ export default defineCommand({
     reload: { type: "boolean", description: "restart the workers when ./.env or the user config file changes" },
     "log-level": { type: "string", description: "silent, error, warn, info, debug or trace" },
     "log-format": { type: "string", description: "text (default) or json: one JSON object per log line" },
+    upstreams: { type: "string", description: "the upstreams file (default ./parley.toml, else parley.toml in the config directory)" },
+    "exit-with-parent": { type: "boolean", description: "exit when the process that started parley dies (an app's sidecar)" },
     worker: { type: "string", description: "(internal) run as worker N of a supervisor" },
   },
   run: ({ args }) =>
     exitOnConfigError(() => {
-      const flags = { HOST: args.host, PORT: args.port, WORKERS: args.workers, LOG_LEVEL: args["log-level"], LOG_FORMAT: args["log-format"] };
+      const flags = { HOST: args.host, PORT: args.port, WORKERS: args.workers, LOG_LEVEL: args["log-level"], LOG_FORMAT: args["log-format"], PARLEY_UPSTREAMS: args.upstreams, PARLEY_EXIT_WITH_PARENT: args["exit-with-parent"] ? "true" : undefined };
+      const load = () => loadConfig({ flags });
       if (args.worker) {
-        const { config } = loadConfig({ flags });
-        const log = createLogger(config.logLevel, config.logFormat).withTag(`worker ${args.worker}`);
-        return void runServer(config, log, { worker: Number(args.worker) });
+        const loaded = load();
+        const log = createLogger(loaded.config.logLevel, loaded.config.logFormat).withTag(`worker ${args.worker}`);
+        return void runServer(loaded.config, log, { worker: Number(args.worker), reload: { file: loaded.upstreamsFile, load } });
       }
 
       let loaded = loadConfig({ flags });
@@ -40,15 +45,17 @@ export default defineCommand({
       }
       const { config, configFile } = loaded;
       if (config.workers === 1 && !args.reload) {
-        const url = runServer(config, log);
+        const url = runServer(config, log, { reload: { file: loaded.upstreamsFile, load } });
         summarize(loaded, log);
         return printReady(url, config);
       }
 
       // Workers must agree on one port; with --port 0 the check picks a free one for all of them.
       const port = checkPort(config.host, config.port);
+      // Before the workers exist: a killed generation's pids may come back as theirs (PID 2, 3 in a container).
+      sweepAtStart(config, log);
       summarize(loaded, log);
-      const passed = ["--host", config.host, "--port", String(port), ...(args["log-level"] ? ["--log-level", args["log-level"]] : []), ...(args["log-format"] ? ["--log-format", args["log-format"]] : [])];
+      const passed = ["--host", config.host, "--port", String(port), ...(args["log-level"] ? ["--log-level", args["log-level"]] : []), ...(args["log-format"] ? ["--log-format", args["log-format"]] : []), ...(args.upstreams ? ["--upstreams", args.upstreams] : []), ...(config.exitWithParent ? ["--exit-with-parent"] : [])];
       if (args.reload) mkdirSync(config.configDir, { recursive: true });
       const url = urlOf(config.host, port);
       log.info(`parley supervising ${config.workers} worker(s) on ${url}${args.reload ? ", reloading on configuration changes" : ""}`);
@@ -65,24 +72,22 @@ export default defineCommand({
           }
         },
         graceMs: config.shutdownGraceMs,
+        exitWithParent: config.exitWithParent,
         log,
         onReady: () => printReady(url, config),
       });
     }),
 });
 
-const PROVIDER_VARIABLES: Record<string, string> = { alpha: "ALPHA_API_KEY (or ALPHA_BASE_URL)", beta: "BETA_REGION and AWS credentials" };
-
-/** What a person starting the server wants to know: providers, where the key and the data live. */
-function summarize({ config, entries, configFile }: Loaded, log: Logger): void {
-  const providers = Object.entries(configuredProviders(config));
-  log.info(`providers: ${providers.map(([name, ok]) => `${name} ${ok ? "configured" : "not configured"}`).join(", ")}`);
+/** What a person starting the server wants to know: upstreams, where the key and the data live. */
+function summarize({ config, entries, configFile, upstreamsFile }: Loaded, log: Logger): void {
+  const upstreams = Object.entries(configured(config.upstreams.upstreams));
+  log.info(`upstreams${upstreamsFile ? ` (${upstreamsFile})` : ""}: ${upstreams.map(([name, status]) => `${name} ${status === "available" ? "configured" : "not configured"}`).join(", ")}`);
   const source = entries.find((e) => e.key === "API_KEY")?.source;
   log.info(`API key: ${source === "config file" ? `in ${configFile}` : `from ${source === "env" ? "the environment" : source === ".env" ? "./.env" : source}`}`);
   log.info(`data: ${config.dataDir}; files in ${config.files.bucket ? `S3 bucket ${config.files.bucket}` : "the local store there"}`);
-  const real = providers.filter(([name]) => name !== "mock");
-  if (!real.some(([, ok]) => ok)) {
-    const missing = real.map(([name]) => PROVIDER_VARIABLES[name] ?? name).join(", or ");
-    log.warn(`no real provider is configured: only the built-in mock answers (model "mock"); set ${missing} (parley config set KEY VALUE)`);
+  const real = config.upstreams.upstreams.filter((u) => u.kind !== "mock");
+  if (!real.some((u) => !missing(u))) {
+    log.warn(`no real upstream is configured: only the built-in mock answers (model "mock"); set ${real.map((u) => `${u.name}: ${missing(u)}`).join("; or ")} (parley config set KEY VALUE), or declare upstreams in parley.toml`);
   }
 }

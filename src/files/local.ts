@@ -4,15 +4,17 @@ import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { FILE_ID, type FileMeta, type FileStore, type NewFile } from "./store.ts";
+import { stagedName } from "./sweep.ts";
 
 /**
  * Files in a directory: `<id>` holds the bytes, `<id>.json` the metadata. Bytes stream into
- * `<id>.part` and become a file by rename, after their metadata is written.
+ * `<id>.<pid>.part` and become a file by rename, after their metadata is written; a server sweeps
+ * the parts of dead processes as it starts (sweep.ts).
  */
 export function createLocalStore(dir: string): FileStore {
   const bytesPath = (id: string) => join(dir, id);
   const metaPath = (id: string) => join(dir, `${id}.json`);
-  const stagedPath = (id: string) => join(dir, `${id}.part`);
+  const stagedPath = (id: string) => join(dir, stagedName(id));
   const ready = mkdir(dir, { recursive: true });
 
   async function readMeta(id: string): Promise<FileMeta | undefined> {

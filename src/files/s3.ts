@@ -17,7 +17,7 @@ export function createS3Store(config: Config): FileStore {
   const client = new S3Client(clientConfig(config));
 
   const metadata = (file: Omit<FileMeta, "bytes">) => ({
-    filename: encodeURIComponent(file.filename),
+    filename: encodeURIComponent(file.filename.toWellFormed()),
     purpose: file.purpose,
     "created-at": String(file.createdAt),
   });
@@ -124,9 +124,9 @@ export function createS3Store(config: Config): FileStore {
 function clientConfig(config: Config): S3ClientConfig {
   const endpoint = config.files.endpointUrl;
   return {
-    region: config.beta.region ?? "us-east-1",
+    region: config.files.aws.region ?? "us-east-1",
     ...(endpoint ? { endpoint, forcePathStyle: true } : {}),
-    ...awsCredentials(config.beta),
+    ...awsCredentials(config.files.aws),
   };
 }
 

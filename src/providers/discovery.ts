@@ -1,17 +1,18 @@
 import type { Database } from "bun:sqlite";
-import type { Config, ProviderName } from "../config.ts";
+import type { Config } from "../config.ts";
 import type { Logger } from "../log.ts";
 import { catalogue } from "./catalogue.ts";
+import type { Upstream } from "./kind.ts";
 import type { ListedModel } from "./openai/models.ts";
+import { modelListers } from "./registry.ts";
+import { missing } from "./upstreams.ts";
 
 /** A model as /v1/models and `parley models` show it, and where parley learned of it. */
 export interface Listing extends ListedModel {
-  provider: ProviderName;
-  source: "discovered" | "cached" | "catalogue" | "alias";
+  /** The upstream that routes the id. */
+  provider: string;
+  source: "discovered" | "cached" | "catalogue" | "configured" | "alias";
 }
-
-/** How each provider lists its models; only configured providers are asked. */
-export type Listers = Partial<Record<ProviderName, () => Promise<ListedModel[]>>>;
 
 interface Known {
   models: ListedModel[];
@@ -26,13 +27,16 @@ interface Known {
  * process or, after a restart, from SQLite); with none at all, the built-in catalogue stands in.
  * Never on a chat's path: routing asks `providerOf`, a set lookup.
  */
-export function createDiscovery({ config, database, log, listers }: { config: Pick<Config, "modelsRefreshS" | "alpha" | "modelAliases">; database: () => Database; log: Logger; listers: Listers }) {
-  const known = new Map<ProviderName, Known>();
-  const failing = new Set<ProviderName>();
-  const names = Object.keys(listers) as ProviderName[];
+export function createDiscovery({ config, database, log, upstreams }: { config: Pick<Config, "modelsRefreshS" | "defaultModel" | "modelAliases">; database: () => Database; log: Logger; upstreams: () => readonly Upstream[] }) {
+  const known = new Map<string, Known>();
+  const failing = new Set<string>();
   let timer: Timer | undefined;
+  /** The configured upstreams, as of the configuration in force. */
+  const configured = () => upstreams().filter((u) => !missing(u));
 
   async function refresh(): Promise<void> {
+    const listers = modelListers(upstreams());
+    const names = Object.keys(listers);
     await Promise.all(names.map(async (name) => {
       try {
         const models = await listers[name]!();
@@ -47,7 +51,7 @@ export function createDiscovery({ config, database, log, listers }: { config: Pi
     }));
   }
 
-  function save(name: ProviderName, models: ListedModel[]) {
+  function save(name: string, models: ListedModel[]) {
     const db = prepared();
     db.transaction(() => {
       db.run("DELETE FROM discovered_models WHERE provider = ?", [name]);
@@ -56,7 +60,7 @@ export function createDiscovery({ config, database, log, listers }: { config: Pi
     })();
   }
 
-  function restore(name: ProviderName) {
+  function restore(name: string) {
     const rows = prepared().query<{ id: string; owned_by: string; created: number; fetched_at: number }, [string]>(
       "SELECT id, owned_by, created, fetched_at FROM discovered_models WHERE provider = ? ORDER BY rowid").all(name);
     if (rows.length === 0) return;
@@ -79,7 +83,7 @@ export function createDiscovery({ config, database, log, listers }: { config: Pi
   return {
     /** Starts the background refreshes; MODELS_REFRESH_S=0 turns discovery off (the catalogue only). */
     start(): Promise<void> | undefined {
-      if (config.modelsRefreshS === 0 || names.length === 0) return undefined;
+      if (config.modelsRefreshS === 0 || Object.keys(modelListers(upstreams())).length === 0) return undefined;
       timer = setInterval(() => void refresh(), config.modelsRefreshS * 1000);
       timer.unref();
       return refresh();
@@ -87,34 +91,54 @@ export function createDiscovery({ config, database, log, listers }: { config: Pi
     stop: () => clearInterval(timer),
     refresh,
 
-    /** Every id a configured provider serves, as far as parley knows: for "did you mean". */
+    /** Every id a configured upstream serves, as far as parley knows: for "did you mean". */
     ids(): string[] {
-      return [...names, "mock" as const].flatMap((name) => (known.get(name)?.models ?? catalogue(name)).map((m) => m.id));
+      return configured().flatMap((u) => modelsOf(u)?.models.map((m) => m.id) ?? []);
     },
 
-    /** The provider whose upstream lists this id, if one does. */
-    providerOf(id: string): ProviderName | undefined {
-      for (const name of names) if (known.get(name)?.ids.has(id)) return name;
-      return undefined;
-    },
-
-    /** Every model to show: discovered (or cached) per provider, else the catalogue; then aliases, where `route` sends them. */
-    list(configured: Record<ProviderName, boolean>, route: (id: string) => ProviderName | undefined): Listing[] {
-      const listings: Listing[] = [];
-      for (const name of Object.keys(configured) as ProviderName[]) {
-        if (!configured[name]) continue;
-        const found = known.get(name);
-        if (found) listings.push(...found.models.map((m) => ({ ...m, provider: name, source: found.source })));
-        else listings.push(...catalogue(name).map((m) => ({ ...m, provider: name, source: "catalogue" as const })));
+    /** The upstreams that list this id, in declaration order. */
+    upstreamsOf(id: string): readonly string[] {
+      let found: string[] | undefined;
+      for (const u of upstreams()) {
+        if (u.models ? !u.models.includes(id) : !known.get(u.name)?.ids.has(id)) continue;
+        if (!missing(u)) (found ??= []).push(u.name);
       }
-      const seen = new Set(listings.map((l) => l.id));
-      for (const id of [config.alpha.defaultModel, ...config.modelAliases.keys()]) {
+      return found ?? NONE;
+    },
+
+    /** Every model to show, once: listed (or cached) per upstream, else the catalogue; then aliases; each with the upstream `route` sends it to. */
+    list(route: (id: string) => string | undefined): Listing[] {
+      const listings: Listing[] = [];
+      const seen = new Set<string>();
+      for (const upstream of configured()) {
+        const found = modelsOf(upstream);
+        for (const m of found?.models ?? []) {
+          if (seen.has(m.id)) continue;
+          seen.add(m.id);
+          listings.push({ ...m, provider: route(m.id) ?? upstream.name, source: found!.source });
+        }
+      }
+      for (const id of [config.defaultModel, ...config.modelAliases.keys()]) {
         const provider = id && !seen.has(id) ? route(id) : undefined;
         if (provider) listings.push({ id: id!, owned_by: "parley", created: 0, provider, source: "alias" }), seen.add(id!);
       }
       return listings;
     },
+
+    /** One upstream's models as parley knows them, with where that came from. */
+    of: (upstream: Upstream) => modelsOf(upstream),
   };
+
+  /** The user's list, else what discovery found, else (for the spec's own upstreams and the mock) the built-in catalogue. */
+  function modelsOf(upstream: Upstream): { models: ListedModel[]; source: Listing["source"] } | undefined {
+    if (upstream.models) return { models: upstream.models.map((id) => ({ id, owned_by: upstream.name, created: 0 })), source: "configured" };
+    const found = known.get(upstream.name);
+    if (found) return found;
+    if (upstream.origin.file) return undefined;
+    return { models: catalogue(upstream.kind), source: "catalogue" };
+  }
 }
+
+const NONE: readonly string[] = [];
 
 export type Discovery = ReturnType<typeof createDiscovery>;

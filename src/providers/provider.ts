@@ -1,4 +1,3 @@
-import type { ProviderName } from "../config.ts";
 import type { Json } from "../formats/read.ts";
 import type { ByteSource } from "../formats/sse.ts";
 import type { ChatReply, ChatRequest, StreamEvent, Usage } from "../ir.ts";
@@ -35,7 +34,8 @@ export type NativeReply =
 
 /** A provider turns the internal request into its wire call, and the answer back into IR. */
 export interface Provider {
-  readonly name: ProviderName;
+  /** The upstream's name. */
+  readonly name: string;
   /** How errors and logs name it. */
   readonly label: string;
   /** Its answers cost nothing, whatever model id they were asked for (the mock): the usage record prices them at 0. */

@@ -1,61 +1,55 @@
-import type { Config, ProviderName } from "../config.ts";
-import { unavailable } from "../errors.ts";
-import type { Listers } from "./discovery.ts";
+import { notFound } from "../errors.ts";
+import type { Upstream } from "./kind.ts";
+import { KINDS } from "./kinds.ts";
+import type { ListedModel } from "./openai/models.ts";
 import type { Provider } from "./provider.ts";
+import { missing } from "./upstreams.ts";
 
-/** What a provider needs before parley can call it; the mock needs nothing. */
-export function configuredProviders(config: Config): Record<ProviderName, boolean> {
-  return {
-    alpha: !!config.alpha.apiKey || config.alpha.custom,
-    beta: !!config.beta.region,
-    mock: true,
-  };
-}
+export type Status = "available" | "not_configured" | "cooling";
 
-const MISSING: Record<ProviderName, string> = {
-  alpha: "OpenAI is not configured: set ALPHA_API_KEY (or ALPHA_BASE_URL for an OpenAI-compatible server).",
-  beta: "AWS Bedrock is not configured: set BETA_REGION and credentials (BETA_ACCESS_KEY_ID and BETA_SECRET_ACCESS_KEY, or BETA_PROFILE).",
-  mock: "",
-};
-
-/** Providers are built on first use, so a server that never calls Bedrock never loads its code. */
-export function createProviders(config: Config) {
-  const configured = configuredProviders(config);
-  const built = new Map<ProviderName, Promise<Provider>>();
-  const load: Record<ProviderName, () => Promise<Provider>> = {
-    alpha: () => import("./openai/provider.ts").then((m) => m.createOpenAIProvider(config)),
-    beta: () => import("./bedrock/provider.ts").then((m) => m.createBedrockProvider(config)),
-    mock: () => import("./mock/provider.ts").then((m) => m.createMockProvider()),
-  };
-  const ready = new Map<ProviderName, Provider>();
-  const provider = (name: ProviderName): Promise<Provider> => {
-    if (!configured[name]) throw unavailable(MISSING[name]);
+/**
+ * The providers of a set of upstreams, by name: each built on first use (a server that never calls
+ * Bedrock never loads its code) and kept. Calling one that is not configured is a 404 naming what to
+ * set: a client must not retry it (as a 503, Claude Code retried in silence for three minutes).
+ */
+export function createProviders(upstreams: readonly Upstream[]) {
+  const byName = new Map(upstreams.map((u) => [u.name, u]));
+  const lacking = new Map(upstreams.flatMap((u) => {
+    const what = missing(u);
+    return what ? [[u.name, what] as const] : [];
+  }));
+  const built = new Map<string, Promise<Provider>>();
+  const ready = new Map<string, Provider>();
+  const provider = (name: string): Promise<Provider> => {
     let instance = built.get(name);
-    if (!instance) {
-      built.set(name, (instance = load[name]()));
-      instance.then((p) => ready.set(name, p), () => {});
-    }
+    if (instance) return instance;
+    const upstream = byName.get(name);
+    if (!upstream) throw notFound(`No upstream is named '${name}'.`);
+    const what = lacking.get(name);
+    if (what) throw notFound(`The upstream '${name}' (${upstream.kind}) is not configured: ${what}.`);
+    built.set(name, (instance = KINDS[upstream.kind].build(upstream)));
+    instance.then((p) => ready.set(name, p), () => built.delete(name));
     return instance;
   };
   /** The provider when it is built already: a request need not wait a turn for it. */
-  provider.loaded = (name: ProviderName): Provider | undefined => ready.get(name);
+  provider.loaded = (name: string): Provider | undefined => ready.get(name);
+  provider.configured = (name: string): boolean => byName.has(name) && !lacking.has(name);
   return provider;
 }
 
 export type Providers = ReturnType<typeof createProviders>;
 
-/** How each configured provider lists its models, for discovery (loaded on first use, like the providers). */
-export function modelListers(config: Config): Listers {
-  const configured = configuredProviders(config);
-  return {
-    ...(configured.alpha ? { alpha: () => import("./openai/models.ts").then((m) => m.listOpenAIModels(config)) } : {}),
-    ...(configured.beta
-      ? {
-          beta: async () => {
-            const { createBedrockControl } = await import("./bedrock/control.ts");
-            return (await createBedrockControl(config.beta, config.upstreamTimeoutMs).models()).map(({ id, vendor, created }) => ({ id, owned_by: vendor, created }));
-          },
-        }
-      : {}),
-  };
+/** Each upstream by name: whether it can be called. */
+export function configured(upstreams: readonly Upstream[]): Record<string, "available" | "not_configured"> {
+  return Object.fromEntries(upstreams.map((u) => [u.name, missing(u) ? "not_configured" : "available"]));
+}
+
+/** How each configured upstream that discovers its models lists them (loaded on first use, like the providers). */
+export function modelListers(upstreams: readonly Upstream[]): Record<string, () => Promise<ListedModel[]>> {
+  const listers: Record<string, () => Promise<ListedModel[]>> = {};
+  for (const upstream of upstreams) {
+    const list = KINDS[upstream.kind].list;
+    if (list && upstream.discover && !missing(upstream)) listers[upstream.name] = () => list(upstream);
+  }
+  return listers;
 }

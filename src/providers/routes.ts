@@ -1,51 +1,113 @@
-import type { Config, ProviderName } from "../config.ts";
 import { closeMatches } from "../did-you-mean.ts";
 import { notFound } from "../errors.ts";
-import { anthropicProfile } from "./anthropic-models.ts";
+import type { Upstream } from "./kind.ts";
+import { KINDS } from "./kinds.ts";
+import type { FileRoute } from "./upstreams-file.ts";
+import { missing } from "./upstreams.ts";
 
-const BEDROCK_VENDORS = "anthropic|amazon|ai21|cohere|meta|mistral|deepseek|qwen|openai|writer";
-const BEDROCK_GEOS = "us|eu|apac|global|us-gov|jp|au|ca";
-
-const BUILT_IN: [RegExp, ProviderName][] = [
-  [/^(gpt-|text-|dall-e-|chatgpt-|o1|o3|o4|ft:)/, "alpha"],
-  [new RegExp(`^((${BEDROCK_GEOS})\\.)?(${BEDROCK_VENDORS})\\.`), "beta"],
-  [/^arn:aws:bedrock:/, "beta"],
-  [/^mock(\/|$)/, "mock"],
-];
+/** One place a request may go: an upstream, and the id it is sent there as. */
+export interface Target {
+  upstream: string;
+  model: string;
+  weight?: number;
+}
 
 export interface Route {
   /** The id the client asked for: replies carry it. */
   requested: string;
-  /** The id sent upstream, after aliases. */
-  model: string;
-  provider: ProviderName;
+  /** The file route's name, when a `[[routes]]` entry matched. */
+  name?: string;
+  /** Where to try, in order (drawn by weight when `weighted`); each retry goes to the next. */
+  targets: Target[];
+  weighted: boolean;
 }
 
-/** What the upstreams list, as model discovery knows it (nothing, when it is off). */
+/** What the upstreams list, as their `models` and discovery know it (nothing, when it is off). */
 export interface Known {
-  providerOf(id: string): ProviderName | undefined;
+  /** The upstreams that list this id, in declaration order. */
+  upstreamsOf(id: string): readonly string[];
   ids(): string[];
 }
 
-const NOTHING_KNOWN: Known = { providerOf: () => undefined, ids: () => [] };
+const NOTHING_KNOWN: Known = { upstreamsOf: () => [], ids: () => [] };
+
+export interface Routing {
+  upstreams: readonly Upstream[];
+  routes: readonly FileRoute[];
+  modelAliases: ReadonlyMap<string, string>;
+  modelRoutes: readonly { pattern: string; upstream: string }[];
+}
 
 /**
- * Model id -> provider, first match wins: an alias (MODEL_ALIASES) names the model, then the
- * configured routes (MODEL_ROUTES), then the upstream that lists the id, then Anthropic's own names
- * (to Bedrock, as BETA_REGION's cross-region profile), then the built-in patterns.
+ * Model id -> where it goes (contract 13), first match wins: MODEL_ALIASES names the model; then
+ * `<upstream>/<model>`; MODEL_ROUTES; the file's routes; the upstreams that list the id; `claude-*`
+ * to the Anthropic upstreams, then Bedrock's; the built-in patterns to the upstreams of their kind.
  */
-export function createRouter(config: Pick<Config, "modelAliases" | "modelRoutes"> & { beta?: Pick<Config["beta"], "region"> }, known: Known = NOTHING_KNOWN) {
-  const custom: [RegExp, ProviderName][] = config.modelRoutes.map(({ pattern, provider }) => [glob(pattern), provider]);
+export function createRouter({ upstreams, routes, modelAliases, modelRoutes }: Routing, known: Known = NOTHING_KNOWN) {
+  const byName = new Map(upstreams.map((u) => [u.name, u]));
+  const custom = modelRoutes.map(({ pattern, upstream }) => ({ test: glob(pattern), upstream: byName.get(upstream)! }));
+  const file = routes.map((route) => ({ route, test: route.match === undefined ? undefined : glob(route.match) }));
+  // Of several upstreams of a kind, the configured ones; none: the first, whose call says what to set.
+  const usable = (of: Upstream[]) => {
+    const ready = of.filter((u) => !missing(u));
+    return ready.length ? ready : of.slice(0, 1);
+  };
+  const claude = usable(upstreams.filter((u) => KINDS[u.kind].claude !== undefined).sort((a, b) => KINDS[a.kind].claude! - KINDS[b.kind].claude!));
+  const builtIn = (Object.keys(KINDS) as (keyof typeof KINDS)[]).flatMap((kind) => {
+    const of = usable(upstreams.filter((u) => u.kind === kind));
+    return of.length ? (KINDS[kind].patterns ?? []).map((pattern) => ({ pattern, of })) : [];
+  });
+  const target = (upstream: Upstream, model: string, weight?: number): Target => {
+    const named = KINDS[upstream.kind].modelFor?.(model, upstream.settings) ?? model;
+    return weight === undefined ? { upstream: upstream.name, model: named } : { upstream: upstream.name, model: named, weight };
+  };
+  const to = (requested: string, of: readonly Upstream[], model: string): Route => ({ requested, targets: of.map((u) => target(u, model)), weighted: false });
 
   return function route(requested: string): Route {
-    const model = config.modelAliases.get(requested) ?? requested;
-    const provider = custom.find(([pattern]) => pattern.test(model))?.[1] ?? known.providerOf(model);
-    const profile = provider ? undefined : anthropicProfile(model, config.beta?.region);
-    if (profile) return { requested, model: profile, provider: "beta" };
-    const matched = provider ?? BUILT_IN.find(([pattern]) => pattern.test(model))?.[1];
-    if (!matched) throw unknownModel(requested, known.ids());
-    return { requested, model, provider: matched };
+    // No upstream has an id with a lone surrogate, and no URL path or header can carry one.
+    if (!requested.isWellFormed()) throw unknownModel(requested, known.ids());
+    const model = modelAliases.get(requested) ?? requested;
+    const slash = model.indexOf("/");
+    const addressed = slash > 0 ? byName.get(model.slice(0, slash)) : undefined;
+    if (addressed) return to(requested, [addressed], KINDS[addressed.kind].wholeIds ? model : model.slice(slash + 1));
+    const routed = custom.find((c) => c.test.test(model));
+    if (routed) return to(requested, [routed.upstream], model);
+    for (const { route, test } of file) {
+      if (test && !test.test(model)) continue;
+      const sent = route.model ?? model;
+      return { requested, name: route.name, targets: route.to.map((t) => target(byName.get(t.upstream)!, t.model ?? sent, t.weight)), weighted: route.weighted };
+    }
+    const listing = known.upstreamsOf(model);
+    if (listing.length) return to(requested, listing.map((name) => byName.get(name)!), model);
+    if (model.startsWith("claude-") && claude.length) return to(requested, claude, model);
+    const matched = builtIn.find(({ pattern }) => pattern.test(model));
+    if (matched) return to(requested, matched.of, model);
+    throw unknownModel(requested, known.ids());
   };
+}
+
+export type Router = ReturnType<typeof createRouter>;
+
+/**
+ * The targets in the order this request tries them: as listed, or drawn by weight (the first by
+ * weight, the rest following by weight); upstreams cooling down are skipped unless all of them are.
+ */
+export function ordered(route: Route, cooling: (upstream: string) => boolean): Target[] {
+  const targets = route.weighted ? byWeight(route.targets) : route.targets;
+  if (targets.length === 1 || !targets.some((t) => cooling(t.upstream))) return targets;
+  const warm = targets.filter((t) => !cooling(t.upstream));
+  return warm.length ? warm : targets;
+}
+
+function byWeight(targets: Target[]): Target[] {
+  const left = [...targets];
+  const out: Target[] = [];
+  while (left.length) {
+    let draw = Math.random() * left.reduce((sum, t) => sum + (t.weight ?? 1), 0);
+    const at = left.findIndex((t) => (draw -= t.weight ?? 1) < 0);
+    out.push(...left.splice(at < 0 ? left.length - 1 : at, 1));
+  }
+  return out;
 }
 
 /** Characters of an unknown model id the error quotes. */
@@ -55,10 +117,8 @@ function unknownModel(requested: string, ids: string[]) {
   const near = closeMatches(requested, ids);
   const hint = near.length ? ` Did you mean ${near.map((id) => `'${id}'`).join(", ")}?` : "";
   const quoted = requested.length > QUOTED ? `${requested.slice(0, QUOTED)}…' (${requested.length} characters)` : `${requested}'`;
-  return notFound(`The model '${quoted} is not routed to any provider.${hint} Use an id from GET /v1/models, or route it with MODEL_ROUTES (pattern=alpha|beta) or MODEL_ALIASES (alias=model).`);
+  return notFound(`The model '${quoted} is not routed to any upstream.${hint} Use an id from GET /v1/models, <upstream>/<model>, or route it with MODEL_ROUTES (pattern=upstream), a route in parley.toml, or MODEL_ALIASES (alias=model).`);
 }
-
-export type Router = ReturnType<typeof createRouter>;
 
 function glob(pattern: string): RegExp {
   const source = pattern.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*");

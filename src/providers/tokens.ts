@@ -2,8 +2,7 @@ import type { Config } from "../config.ts";
 import { GatewayError } from "../errors.ts";
 import type { ChatRequest, Part } from "../ir.ts";
 import type { Dialect } from "./provider.ts";
-import type { Providers } from "./registry.ts";
-import type { Router } from "./routes.ts";
+import type { Live } from "./live.ts";
 
 /** What an image or a page costs, roughly, when only its bytes are known (Anthropic's rule: ~1,600 for a 1-megapixel image). */
 const IMAGE_TOKENS = 1600;
@@ -56,11 +55,12 @@ export interface CountCall {
  * Token counts: the upstream's own where its provider can count the client's body (Bedrock Claude's
  * CountTokens), else, or when that fails, the tokenizer estimate (`estimate: true`).
  */
-export function createTokenCounter(config: Config, providers: Providers, router: Router) {
+export function createTokenCounter(config: Pick<Config, "defaultModel">, upstreams: Live) {
   return async function count({ request, raw, dialect, headers, signal }: CountCall): Promise<{ tokens: number; estimate: boolean }> {
-    const requested = request.model ?? config.alpha.defaultModel;
-    const route = requested ? router(requested) : undefined;
-    const provider = route ? await providers(route.provider).catch(() => undefined) : undefined;
+    const { router, providers } = upstreams.current();
+    const requested = request.model ?? config.defaultModel;
+    const route = requested ? router(requested).targets[0] : undefined;
+    const provider = route ? await providers(route.upstream).catch(() => undefined) : undefined;
     const counter = provider?.countTokens?.[dialect];
     if (route && provider && counter && (provider.takesNative?.(dialect, route.model) ?? true)) {
       try {

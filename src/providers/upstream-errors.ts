@@ -1,4 +1,5 @@
-import { GatewayError } from "../errors.ts";
+import { GatewayError, type ContextOverflow } from "../errors.ts";
+import { boundedChunks } from "./silence.ts";
 
 /** How an upstream names itself in errors, and what a user changes when it refuses parley. */
 export interface Upstream {
@@ -14,9 +15,16 @@ const DEFAULT_RETRY_SECONDS = 1;
 /** Upstream statuses worth another try (contract 10); 529 is Anthropic's "overloaded". */
 const RETRYABLE = new Set([408, 429, 500, 502, 503, 504, 529]);
 
-/** The contract's mapping of an upstream HTTP status onto what the client sees. */
-export function fromUpstreamStatus(up: Upstream, status: number, upstream: string, retryAfter?: string | null, retryable = RETRYABLE.has(status)): GatewayError {
+/**
+ * The contract's mapping of an upstream HTTP status onto what the client sees. `fields` is the
+ * upstream's error object, when it had one: some say how many tokens in fields, not in words.
+ */
+export function fromUpstreamStatus(up: Upstream, status: number, upstream: string, retryAfter?: string | null, retryable = RETRYABLE.has(status), fields?: Record<string, unknown>): GatewayError {
   const common = { upstream, upstreamStatus: status, retryable, retryAfter: retryAfterSeconds(retryAfter) };
+  const overflow = status >= 400 && !NEVER_OVERFLOW.has(status) ? contextOverflow(upstream, fields) : undefined;
+  if (overflow) {
+    return new GatewayError(400, "invalid_request_error", `${up.label}: the prompt is too long for the model's context.`, { ...common, upstreamStatus: status, retryable: false, overflow });
+  }
   if (status === 429) {
     const seconds = common.retryAfter ?? DEFAULT_RETRY_SECONDS;
     return new GatewayError(429, "rate_limit_error", `${up.label} is rate limiting requests.`, {
@@ -32,6 +40,55 @@ export function fromUpstreamStatus(up: Upstream, status: number, upstream: strin
   if (status === 408 || status === 504) return new GatewayError(504, "service_unavailable_error", `${up.label} timed out.`, common);
   if (status >= 400 && status < 500) return new GatewayError(status, "invalid_request_error", `${up.label} rejected the request: ${upstream}`, common);
   return new GatewayError(503, "service_unavailable_error", `${up.label} is unavailable (status ${status}).`, common);
+}
+
+/** An upstream's error reply: its message and error object, from OpenAI's shape, a bare `{message}` or Ollama's `{error: "…"}`. */
+export function upstreamErrorText(up: Upstream, status: number, text: string, retryAfter?: string | null): GatewayError {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return fromUpstreamStatus(up, status, text.slice(0, 500), retryAfter);
+  }
+  const error = (body as { error?: unknown } | null)?.error;
+  const fields = error !== null && typeof error === "object" ? (error as Record<string, unknown>) : undefined;
+  const message = fields?.message ?? error ?? (body as { message?: unknown } | null)?.message;
+  return fromUpstreamStatus(up, status, typeof message === "string" ? message : text.slice(0, 500), retryAfter, undefined, fields);
+}
+
+/** Statuses whose body is never about the prompt's length, whatever it says (Bedrock throttles with "Too many tokens"). */
+const NEVER_OVERFLOW = new Set([401, 403, 404, 408, 429, 503, 504, 529]);
+
+/** What upstreams say when a prompt is over the model's context (OpenAI, vLLM, llama.cpp, Ollama, Bedrock, Anthropic). */
+const OVERFLOW =
+  /context[_ ]length[_ ]exceeded|maximum context length|exceeds? the (available context size|context window)|input length exceeds the context length|exceeded max context length|input is too long for requested model|prompt is too long/i;
+/** Where the numbers are in those words: the model's context, and the prompt's size. */
+const LIMIT = [/maximum context length is (\d+)/i, /available context size \((\d+) tokens\)/i, /tokens > (\d+) maximum/i];
+const TOKENS = [/resulted in (\d+) tokens/i, /request has (\d+) input tokens/i, /you requested (\d+) tokens/i, /request \((\d+) tokens\)/i, /prompt is too long: (\d+) tokens/i];
+/** The error codes and types that say so without words: OpenAI's, llama.cpp's. */
+const OVERFLOW_CODES = new Set(["context_length_exceeded", "exceed_context_size_error"]);
+
+/**
+ * A prompt too long for the model, recognised in any upstream's words (one place for all of
+ * them), with the token counts when the upstream gave them: llama.cpp puts them in `n_ctx` and
+ * `n_prompt_tokens`, the others in their sentence.
+ */
+export function contextOverflow(message: string, fields?: Record<string, unknown>): ContextOverflow | undefined {
+  if (!OVERFLOW.test(message) && !OVERFLOW_CODES.has(String(fields?.code)) && !OVERFLOW_CODES.has(String(fields?.type))) return undefined;
+  const limit = count(fields?.n_ctx) ?? first(message, LIMIT);
+  const tokens = count(fields?.n_prompt_tokens) ?? first(message, TOKENS);
+  // vLLM's "max_tokens is too large" gives the prompt's size, which fits: it is not the overflow.
+  return { limit, tokens: tokens !== undefined && limit !== undefined && tokens <= limit ? undefined : tokens };
+}
+
+const count = (value: unknown) => (typeof value === "number" && Number.isSafeInteger(value) && value > 0 ? value : undefined);
+
+function first(message: string, patterns: RegExp[]): number | undefined {
+  for (const pattern of patterns) {
+    const found = pattern.exec(message);
+    if (found) return count(Number(found[1]));
+  }
+  return undefined;
 }
 
 export const unreachable = (up: Upstream, cause: string) =>
@@ -81,6 +138,12 @@ export async function readUpstreamJson(up: Upstream, response: Response): Promis
  */
 export const incomplete = (label: string, empty = false) =>
   new GatewayError(503, "service_unavailable_error", `${label}'s stream ended before the reply was complete.`, { retryable: empty });
+
+/** A streamed reply's body, with UPSTREAM_TIMEOUT_MS bounding every silence between two chunks (contract 10). */
+export const streamedBody = (up: Upstream, response: Response, ms: number) => boundedChunks(response.body!, ms, () => wentSilent(up.label, ms));
+
+const wentSilent = (label: string, ms: number) =>
+  new GatewayError(504, "service_unavailable_error", `${label} timed out: it sent nothing for ${ms} ms (UPSTREAM_TIMEOUT_MS).`, { retryable: true });
 
 export const timedOut = (label: string, ms: number) =>
   new GatewayError(504, "service_unavailable_error", `${label} sent nothing within ${ms} ms (UPSTREAM_TIMEOUT_MS).`, { retryable: true });

@@ -15,8 +15,7 @@ import { createChat } from "../chat.ts";
 import { lazyFiles } from "../files/index.ts";
 import type { Files } from "../files/service.ts";
 import { createDiscovery } from "../providers/discovery.ts";
-import { createProviders, modelListers } from "../providers/registry.ts";
-import { createRouter } from "../providers/routes.ts";
+import { createLive } from "../providers/live.ts";
 import { createTokenCounter } from "../providers/tokens.ts";
 import { chatCompletions } from "./routes/chat.ts";
 import { countTokensRoutes } from "./routes/count-tokens.ts";
@@ -41,7 +40,7 @@ export interface AppOptions {
 
 const EXPOSED = [
   REQUEST_ID, "request-id", "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "retry-after", COST_HEADER,
-  "x-parley-model", "x-parley-attempts", "x-parley-dropped-tools", "x-parley-token-count",
+  "x-parley-model", "x-parley-upstream", "x-parley-route", "x-parley-attempts", "x-parley-dropped-tools", "x-parley-token-count",
 ];
 
 /** Room for a multipart upload's framing and other fields around a file of MAX_UPLOAD_BYTES. */
@@ -64,11 +63,11 @@ export function createApp({ config, log, accessLog }: AppOptions) {
   };
   const files = lazyFiles(config, log, db);
   const attachFiles = async (request: Parameters<Files["attachTo"]>[0]) => (await files.files()).attachTo(request);
-  const discovery = createDiscovery({ config, database: db, log, listers: modelListers(config) });
+  let upstreams: ReturnType<typeof createLive> | undefined;
+  const discovery = createDiscovery({ config, database: db, log, upstreams: () => upstreams!.current().declared.upstreams });
+  upstreams = createLive(config.upstreams, { modelAliases: config.modelAliases, modelRoutes: config.modelRoutes, cooldownS: config.upstreamCooldownS }, discovery);
   void discovery.start();
-  const providers = createProviders(config);
-  const router = createRouter(config, discovery);
-  const chat = createChat({ config, log, providers, router, attachFiles });
+  const chat = createChat({ config, log, upstreams, attachFiles });
   const maxBody = config.files.maxUploadBytes + MULTIPART_SLACK;
   const addCors = corsHeaders(config.corsOrigins, EXPOSED);
   const chats = chatEdge([chatCompletions, messages, responses], { chat, guard, log, debug: config.debug, maxBody, cors: addCors, accessLog });
@@ -81,9 +80,9 @@ export function createApp({ config, log, accessLog }: AppOptions) {
     .onRequest(bodyLimit(maxBody))
     .use(cors(addCors))
     .use(docsRoutes((): AnyElysia => app, [chatCompletions, messages, responses]))
-    .use(healthRoutes(config, redis?.status))
-    .use(modelRoutes(config, guard, discovery, router))
-    .use(countTokensRoutes(guard, createTokenCounter(config, providers, router)))
+    .use(healthRoutes(upstreams, redis?.status))
+    .use(modelRoutes(upstreams, guard, discovery))
+    .use(countTokensRoutes(guard, createTokenCounter(config, upstreams)))
     .use(rootRoutes())
     .use(filesRoutes(config, files, guard))
     .use(usageRoutes(usage, guard))
@@ -93,6 +92,14 @@ export function createApp({ config, log, accessLog }: AppOptions) {
   return {
     /** Every route but OPTIONS, for 405s and tests. */
     routes,
+    /** The upstreams in force. */
+    upstreams,
+    /** Puts a reloaded configuration's upstreams and routes in force (requests in flight finish as they began); says what changed. */
+    reload(next: Config): string {
+      const changed = upstreams!.replace(next.upstreams, next.modelRoutes);
+      if (config.modelsRefreshS > 0) void discovery.refresh();
+      return changed;
+    },
     handle: (request: Request): Promise<Response> => chats.handle(request) ?? Promise.resolve((elysia ??= app.fetch)(request)),
     async close() {
       discovery.stop();

@@ -5,16 +5,21 @@ import type { Logger } from "../log.ts";
 const COMMAND_TIMEOUT_MS = 1000;
 /** While Redis is away, a new connection is tried at most this often, when something needs Redis. */
 const RETRY_EVERY_MS = 1000;
+/** A try that took this long hung rather than being refused. */
+const HUNG_MS = COMMAND_TIMEOUT_MS / 2;
 
 export type RedisStatus = "ok" | "unreachable";
 
 export class RedisUnreachable extends Error {}
+class CommandTimeout extends RedisUnreachable {}
 
 /**
  * One Redis connection per process, managed here rather than by Bun's client: commands never queue
- * while Redis is away (a request must not wait for it), a lost connection is retried in the background
- * at most once a second while something needs Redis (requests, /health), and an outage is logged
- * once when it starts and once when it ends, whatever the traffic.
+ * while Redis is away, and an outage is logged once when it starts and once when it ends, whatever
+ * the traffic. A Redis that refuses connections is asked again by the next request that needs it
+ * (a refusal costs nothing, and the first request after Redis is back gets through); one that let a
+ * connection or a command hang is retried in the background, at most once a second while something
+ * needs Redis (requests, /health), and no request waits for it meanwhile.
  */
 export function connectRedis(url: string, log: Logger, whileAway: string) {
   const where = address(url);
@@ -22,11 +27,12 @@ export function connectRedis(url: string, log: Logger, whileAway: string) {
   let status: RedisStatus = "ok";
   let connecting: Promise<unknown> | undefined;
   let lastTry = 0;
+  /** The last try hung until its timeout: trying again costs a request up to a second. */
+  let hung = false;
 
   async function connected(): Promise<void> {
     if (client.connected) return;
-    // During an outage nobody waits for a reconnection: it is tried in the background, once a second.
-    if (status === "unreachable") {
+    if (status === "unreachable" && hung) {
       if (!connecting && Date.now() - lastTry >= RETRY_EVERY_MS) connect().catch(() => {});
       throw new RedisUnreachable("reconnecting");
     }
@@ -34,8 +40,15 @@ export function connectRedis(url: string, log: Logger, whileAway: string) {
   }
 
   function connect(): Promise<unknown> {
-    lastTry = Date.now();
-    return (connecting = client.connect().finally(() => (connecting = undefined)));
+    const started = (lastTry = Date.now());
+    const attempt = client.connect().then(
+      () => (hung = false),
+      (error) => {
+        hung = Date.now() - started >= HUNG_MS;
+        throw error;
+      },
+    );
+    return (connecting = attempt.finally(() => (connecting = undefined)));
   }
 
   /**
@@ -51,6 +64,7 @@ export function connectRedis(url: string, log: Logger, whileAway: string) {
       return reply;
     } catch (error) {
       if (isNoScript(error)) throw error;
+      if (error instanceof CommandTimeout) hung = true;
       if (status === "ok") log.warn(`Redis at ${where} is unreachable (${(error as Error).message}): ${whileAway} until it is back`);
       status = "unreachable";
       throw error instanceof RedisUnreachable ? error : new RedisUnreachable((error as Error).message);
@@ -102,7 +116,7 @@ function withTimeout<T>(promise: Promise<T>, onTimeout: () => void): Promise<T> 
     timer = setTimeout(() => {
       // A connection that stopped answering is dropped, so the next command starts a fresh one.
       onTimeout();
-      reject(new RedisUnreachable(`no answer within ${COMMAND_TIMEOUT_MS} ms`));
+      reject(new CommandTimeout(`no answer within ${COMMAND_TIMEOUT_MS} ms`));
     }, COMMAND_TIMEOUT_MS);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));

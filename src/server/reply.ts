@@ -1,10 +1,14 @@
 import type { ChatOutcome } from "../chat.ts";
 import type { SseEvent } from "../ir.ts";
 import { sseText } from "../formats/sse.ts";
+import { clip } from "../log.ts";
 
 /** A chat outcome as the response: JSON, the upstream's own bytes, its stream, or our SSE events. */
 export function reply(outcome: ChatOutcome, headers: Record<string, string>): Response {
   Object.assign(headers, outcome.headers);
+  // The model id is the client's text: a header value takes no lone surrogate, nor any non-Latin-1 character, nor a megabyte.
+  const model = headers["x-parley-model"];
+  if (model !== undefined) headers["x-parley-model"] = headerText(model);
   switch (outcome.kind) {
     case "json":
       headers["content-type"] = "application/json";
@@ -46,4 +50,10 @@ function eventStream(events: AsyncGenerator<SseEvent>): ReadableStream<string> {
       await events.return(undefined);
     },
   } as unknown as UnderlyingDefaultSource<string>);
+}
+
+/** Printable ASCII as it is; anything else percent-encoded as UTF-8 (a lone surrogate as U+FFFD); cut past 200 characters. */
+function headerText(text: string): string {
+  const cut = clip(text);
+  return /^[\x20-\x7e]*$/.test(cut) ? cut : cut.toWellFormed().replace(/[^\x20-\x7e]/gu, (c) => encodeURIComponent(c));
 }

@@ -1,3 +1,4 @@
+import { clip } from "../log.ts";
 import type { AccessEntry } from "./access-log.ts";
 
 /** What a chat adds to its request's log line (never secrets or content). */
@@ -29,7 +30,7 @@ export class RequestLog {
   finish(status: number): void {
     if (this.written) return;
     const { model, provider, upstream_ms, attempts, broken } = this.fields;
-    this.written = { at: this.at, method: this.method, url: this.url, status, ms: performance.now() - this.start, id: this.id, model, provider, upstream_ms, attempts, broken };
+    this.written = { at: this.at, method: this.method, url: this.url, status, ms: performance.now() - this.start, id: this.id, model: model && clip(model), provider, upstream_ms, attempts, broken };
     this.write(this.written);
   }
 }

@@ -1,28 +1,34 @@
-import type { Config } from "../config.ts";
+import type { Config, Loaded } from "../config.ts";
 import { envelope, GatewayError } from "../errors.ts";
+import { sweepAtStart } from "../files/sweep.ts";
 import type { Logger } from "../log.ts";
-import { configuredProviders } from "../providers/registry.ts";
+import { configured } from "../providers/registry.ts";
 import { createAccessLog } from "./access-log.ts";
 import { createApp } from "./app.ts";
+import { reloadUpstreams } from "./upstreams-reload.ts";
+import { ORPHAN_GRACE_MS, watchParent } from "./parent.ts";
 
 export interface RunOptions {
   /** Runs as worker N of a supervisor: shares the port, and reports and stops over IPC. */
   worker?: number;
+  /** Reads the configuration again, for reloading the upstreams file (on its change and on SIGHUP). */
+  reload?: { file: string | undefined; load: () => Loaded };
 }
 
 /** Messages between a supervisor and its workers. */
-export type WorkerMessage = { type: "ready" } | { type: "stop" };
+export type WorkerMessage = { type: "ready" } | { type: "stop"; graceMs?: number };
 
 /**
  * Runs one server process: listens, and on SIGINT/SIGTERM (or a supervisor's stop message, or the
  * supervisor going away) stops accepting, lets in-flight requests and streams finish (at most
  * SHUTDOWN_GRACE_MS), closes SQLite and exits. Returns the URL it serves on.
  */
-export function runServer(config: Config, log: Logger, { worker }: RunOptions = {}): string {
+export function runServer(config: Config, log: Logger, { worker, reload }: RunOptions = {}): string {
   const tag = worker === undefined ? undefined : `worker ${worker}`;
   const logsRequests = ["info", "debug", "trace"].includes(config.logLevel);
   const accessLog = logsRequests ? createAccessLog({ tag, upstream: ["debug", "trace"].includes(config.logLevel), format: config.logFormat }) : undefined;
   const app = createApp({ config, log, ...(accessLog ? { accessLog } : {}) });
+  sweepAtStart(config, log);
   let server: ReturnType<typeof Bun.serve>;
   try {
     server = Bun.serve({
@@ -47,16 +53,18 @@ export function runServer(config: Config, log: Logger, { worker }: RunOptions = 
   }
   const url = urlOf(config.host, server.port!);
   log.info(`parley listening on ${url} (docs at /docs)`);
+  const unwatch = reload ? reloadUpstreams({ ...reload, app, log }) : undefined;
 
   let stopping = false;
-  const shutdown = async (reason: string) => {
+  const shutdown = async (reason: string, graceMs = config.shutdownGraceMs) => {
     if (stopping) return;
     stopping = true;
     log.info(`${reason}: finishing ${server.pendingRequests} in-flight request(s), then stopping`);
+    unwatch?.();
     const drained = server.stop(false);
-    const grace = Bun.sleep(config.shutdownGraceMs).then(() => "timeout" as const);
+    const grace = Bun.sleep(graceMs).then(() => "timeout" as const);
     if ((await Promise.race([drained, grace])) === "timeout") {
-      log.warn(`shutdown grace of ${config.shutdownGraceMs} ms is over: closing the remaining connections`);
+      log.warn(`shutdown grace of ${graceMs} ms is over: closing the remaining connections`);
       await server.stop(true);
     }
     await app.close();
@@ -64,12 +72,14 @@ export function runServer(config: Config, log: Logger, { worker }: RunOptions = 
   };
   process.on("SIGINT", () => void shutdown("SIGINT"));
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
+  const orphanGrace = Math.min(config.shutdownGraceMs, ORPHAN_GRACE_MS);
+  if (worker === undefined && config.exitWithParent) watchParent(() => void shutdown("the process that started parley is gone", orphanGrace));
   if (worker !== undefined && process.send) {
     process.on("message", (message: WorkerMessage) => {
-      if (message?.type === "stop") void shutdown("stop from the supervisor");
+      if (message?.type === "stop") void shutdown("stop from the supervisor", message.graceMs);
     });
     // The IPC channel closes when the supervisor exits, however it died: no orphan keeps serving.
-    process.on("disconnect", () => void shutdown("the supervisor is gone"));
+    process.on("disconnect", () => void shutdown("the supervisor is gone", config.exitWithParent ? orphanGrace : undefined));
     process.send({ type: "ready" } satisfies WorkerMessage);
   }
   return url;
@@ -103,9 +113,9 @@ function failToListen(host: string, port: number, error: unknown): never {
   process.exit(2);
 }
 
-/** The one line a script waits for on stdout: where parley listens, its pid, and its providers. */
+/** The one line a script waits for on stdout: where parley listens, its pid, and its upstreams. */
 export function printReady(url: string, config: Config): void {
-  const providers = Object.fromEntries(Object.entries(configuredProviders(config)).map(([name, ok]) => [name, ok ? "available" : "not_configured"]));
+  const providers = configured(config.upstreams.upstreams);
   process.stdout.write(`${JSON.stringify({ event: "ready", url, pid: process.pid, providers })}\n`);
 }
 

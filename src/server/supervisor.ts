@@ -2,6 +2,7 @@ import { watch, type FSWatcher } from "node:fs";
 import { basename, dirname } from "node:path";
 import type { Subprocess } from "bun";
 import type { Logger } from "../log.ts";
+import { ORPHAN_GRACE_MS, watchParent } from "./parent.ts";
 import type { WorkerMessage } from "./serve.ts";
 
 export interface SuperviseOptions {
@@ -13,6 +14,8 @@ export interface SuperviseOptions {
   /** Checks the configuration before a reload; returns an error message when it is bad. */
   validate: () => string | undefined;
   graceMs: number;
+  /** Stop (workers too) within 2 s of the process that started the supervisor dying. */
+  exitWithParent?: boolean;
   log: Logger;
   /** Called once, when every first worker is serving. */
   onReady?: () => void;
@@ -30,6 +33,8 @@ const RESTART_DELAY_MS = 500;
 const READY_TIMEOUT_MS = 30_000;
 /** After the grace period, a worker that has still not exited is killed. */
 const KILL_AFTER_MS = 2_000;
+/** The same once the parent is gone: all of it must be over within 2 s. */
+const ORPHAN_KILL_AFTER_MS = 300;
 
 /** This program again: the binary itself, or `bun <entry script>` (keeping --smol) from source. */
 function self(): string[] {
@@ -117,15 +122,17 @@ export function supervise(options: SuperviseOptions): void {
     log.info("reloaded: old workers are finishing their in-flight requests");
   }
 
-  async function stop(reason: string, code = 0) {
+  /** `quick`: the parent is gone, so workers get ORPHAN_GRACE_MS and are killed soon after. */
+  async function stop(reason: string, code = 0, quick = false) {
     if (stopping) return;
     stopping = true;
     watchers.forEach((w) => w.close());
     const all = [...live];
     log.info(`${reason}: stopping ${all.length} worker(s)`);
-    for (const worker of all) tell(worker, { type: "stop" });
+    const graceMs = quick ? Math.min(options.graceMs, ORPHAN_GRACE_MS) : options.graceMs;
+    for (const worker of all) tell(worker, { type: "stop", graceMs });
     const exited = Promise.all(all.map((w) => w.proc.exited));
-    const late = Bun.sleep(options.graceMs + KILL_AFTER_MS).then(() => "late" as const);
+    const late = Bun.sleep(graceMs + (quick ? ORPHAN_KILL_AFTER_MS : KILL_AFTER_MS)).then(() => "late" as const);
     if ((await Promise.race([exited, late])) === "late") for (const worker of live) worker.proc.kill("SIGKILL");
     process.exit(code);
   }
@@ -156,6 +163,11 @@ export function supervise(options: SuperviseOptions): void {
   watchers = (options.watch ?? []).flatMap((file) => watchFile(file, debounce(() => void reload(), 200)));
   process.on("SIGINT", () => void stop("SIGINT"));
   process.on("SIGTERM", () => void stop("SIGTERM"));
+  // Each worker reloads its upstreams file on SIGHUP: pass it on.
+  process.on("SIGHUP", () => {
+    for (const worker of live) worker.proc.kill("SIGHUP");
+  });
+  if (options.exitWithParent) watchParent(() => void stop("the process that started parley is gone", 0, true));
 }
 
 /** Over IPC; a worker whose channel is already gone gets the signal instead. */

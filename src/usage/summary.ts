@@ -1,7 +1,7 @@
 import type { Database } from "bun:sqlite";
 import { createUsageTable } from "./recorder.ts";
 
-export const GROUPINGS = ["model", "key", "day", "tag"] as const;
+export const GROUPINGS = ["model", "upstream", "key", "day", "tag"] as const;
 export type Grouping = (typeof GROUPINGS)[number];
 
 export interface UsageRow {
@@ -24,6 +24,7 @@ export interface UsageSummary {
 
 const GROUP_SQL: Record<Grouping, string> = {
   model: "model",
+  upstream: "provider",
   key: "key_label",
   day: "strftime('%Y-%m-%d', time / 1000, 'unixepoch')",
   tag: "tag",

@@ -1,4 +1,5 @@
 import type { ChatCall, ChatOutcome } from "../chat.ts";
+import { clip } from "../log.ts";
 import { uncachedInput, type Usage } from "../ir.ts";
 import type { Principal } from "../server/auth.ts";
 import type { RequestLog } from "../server/request-log.ts";
@@ -42,7 +43,7 @@ export function trackUsage(service: UsageService | undefined, { log, request, pr
   const hooks: Pick<ChatCall, "observe" | "onDone" | "onBreak"> = {
     observe(info) {
       log?.note(info);
-      observed = { ...info, at: performance.now() };
+      observed = { ...info, model: clip(info.model), at: performance.now() };
     },
     onBreak(reason) {
       log?.note({ broken: reason });
@@ -60,7 +61,7 @@ export function trackUsage(service: UsageService | undefined, { log, request, pr
     const stream = answer?.stream ?? false;
     const outcome: UsageRecord["outcome"] = status === 499 ? "cancelled" : status !== 200 ? "error" : done?.ok === false ? (broken ? "broken" : "cancelled") : "ok";
     const provider = observed?.provider ?? null;
-    const model = answer?.model ?? observed?.model ?? null;
+    const model = answer?.model !== undefined ? clip(answer.model) : (observed?.model ?? null);
     const tokens = done?.usage && billed(done.usage);
     // Priced as the model that answered (the id sent upstream, after aliases, routes and fallbacks), not the one asked for.
     const price = observed?.free ? FREE : answer?.model !== undefined ? service.prices(answer.model) : undefined;

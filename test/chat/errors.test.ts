@@ -86,15 +86,29 @@ describe("bad requests never reach the upstream", () => {
   });
 });
 
-describe("a provider without configuration: 503 naming the variable", () => {
-  const bare = testApp();
-  test("OpenAI", async () => {
-    const error = await expectError(await bare.json("/v1/chat/completions", { model: "gpt-4o", messages: hello }), 503, "service_unavailable_error");
-    expect(error.message).toContain("ALPHA_API_KEY");
-  });
-  test("Bedrock", async () => {
-    const error = await expectError(await bare.json("/v1/chat/completions", { model: CLAUDE, messages: hello }), 503, "service_unavailable_error");
-    expect(error.message).toContain("BETA_REGION");
+describe("a provider without configuration: a 404 naming the upstream and the variable, never retried", () => {
+  // A 503 here made Claude Code retry in silence for three minutes: nothing a retry does changes it.
+  const bare = testApp({ UPSTREAM_RETRIES: "2" });
+  const dialects: [string, string, (model: string) => object, string][] = [
+    ["chat completions", "/v1/chat/completions", (model) => ({ model, messages: hello }), "not_found_error"],
+    ["Anthropic messages", "/v1/messages", (model) => ({ model, max_tokens: 10, messages: hello }), "not_found_error"],
+    ["Responses", "/v1/responses", (model) => ({ model, input: "hi" }), "invalid_request_error"],
+  ];
+  for (const [dialect, path, body, type] of dialects) {
+    for (const [upstream, model, names] of [["OpenAI", "gpt-4o", /upstream 'alpha' \(openai\) is not configured: set ALPHA_API_KEY/], ["Bedrock", CLAUDE, /upstream 'beta' \(bedrock\) is not configured: set BETA_REGION/]] as const) {
+      test(`${upstream}, asked in ${dialect}`, async () => {
+        const response = await bare.json(path, body(model));
+        const error = await expectError(response, 404, type);
+        expect(error.message).toMatch(names);
+        expect(response.headers.get("x-parley-attempts") ?? "1").toBe("1");
+        expect(response.headers.get("retry-after")).toBeNull();
+      });
+    }
+  }
+  test("missing AWS credentials are a 404 naming the variables", async () => {
+    const noCreds = testApp({ BETA_REGION: "us-east-1", BETA_ENDPOINT_URL: "http://127.0.0.1:9", AWS_SHARED_CREDENTIALS_FILE: "/nonexistent", AWS_CONFIG_FILE: "/nonexistent" });
+    const error = await expectError(await noCreds.json("/v1/chat/completions", { model: CLAUDE, messages: hello }), 404, "not_found_error");
+    expect(error.message).toContain("BETA_ACCESS_KEY_ID");
   });
 });
 
@@ -192,17 +206,12 @@ describe("upstream errors map onto the contract", () => {
       slow.openai.next({ kind: "stream", chunks: ["a", "b"], gapMs: 30_000 });
       const started = performance.now();
       const events = await readSse(await slow.json("/v1/chat/completions?target_format=beta_messages", { model: "gpt-4o", stream: true, messages: hello }));
-      // Bun checks socket idle timeouts every few seconds, so the cut comes within seconds, not at once.
+      // Within a second of the limit (test/chat/silence.test.ts times it on every path).
       expect(performance.now() - started).toBeLessThan(15_000);
-      expect(events.at(-1)).toEqual({ event: "error", data: { type: "error", error: { type: "service_unavailable_error", message: expect.stringContaining("went silent") } } });
+      expect(events.at(-1)).toEqual({ event: "error", data: { type: "error", error: { type: "service_unavailable_error", message: expect.stringContaining("timed out") } } });
     } finally {
       await slow.stop();
     }
   }, 20_000);
 
-  test("missing AWS credentials are 503 naming the variables", async () => {
-    const noCreds = testApp({ BETA_REGION: "us-east-1", BETA_ENDPOINT_URL: "http://127.0.0.1:9" });
-    const error = await expectError(await noCreds.json("/v1/chat/completions", { model: CLAUDE, messages: hello }), 503, "service_unavailable_error");
-    expect(error.message).toContain("BETA_ACCESS_KEY_ID");
-  });
 });

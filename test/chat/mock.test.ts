@@ -42,7 +42,7 @@ describe("the built-in mock provider (contract 11)", () => {
     const first = await (await ask({ model: "mock/tools", tools: weather, messages: [{ role: "user", content: "Paris" }] })).json();
     const call = first.choices[0].message.tool_calls[0];
     expect(first.choices[0].finish_reason).toBe("tool_calls");
-    expect(call.function).toEqual({ name: "get_weather", arguments: '{"city":"Paris","days":0}' });
+    expect(call.function).toEqual({ name: "get_weather", arguments: '{"city":"mock/tools: Paris","days":0}' });
     const second = await (await ask({
       model: "mock/tools", tools: weather,
       messages: [{ role: "user", content: "Paris" }, first.choices[0].message, { role: "tool", tool_call_id: call.id, content: "sunny" }],
@@ -55,6 +55,26 @@ describe("the built-in mock provider (contract 11)", () => {
     expect(reminded.choices[0].message.content).toBe(`Tool ${call.id} returned: sunny`);
     const streamed = await readSse(await ask({ model: "mock/tools", stream: true, tools: weather, messages: [{ role: "user", content: "Paris" }] }, "?target_format=beta_messages"));
     expect(streamed.find((e) => e.event === "content_block_start")!.data.content_block).toMatchObject({ type: "tool_use", name: "get_weather" });
+  });
+
+  test("a prompt mock/tools wrote gets text, so an agent's sub-agent started by its tool call does not start another", async () => {
+    const agent = [{ name: "Agent", description: "starts a sub-agent with the prompt", input_schema: { type: "object", properties: { prompt: { type: "string" } }, required: ["prompt"] } }];
+    const first = await (await json("/v1/messages", { model: "mock/tools", max_tokens: 100, tools: agent, messages: [{ role: "user", content: "say hi" }] })).json();
+    expect(first.content[0]).toMatchObject({ type: "tool_use", name: "Agent", input: { prompt: "mock/tools: say hi" } });
+    const sub = await (await json("/v1/messages", { model: "mock/tools", max_tokens: 100, tools: agent, messages: [{ role: "user", content: [{ type: "text", text: "<system-reminder>x</system-reminder>" }, { type: "text", text: first.content[0].input.prompt }] }] })).json();
+    expect(sub.stop_reason).toBe("end_turn");
+    expect(sub.content).toEqual([{ type: "text", text: "mock/tools: this prompt came from a mock/tools call, so no tool was called again." }]);
+  });
+
+  test("refuses Anthropic server tools with a 400 in the caller's dialect, as a converted route does", async () => {
+    const body = { model: "mock/tools", max_tokens: 10, tools: [{ type: "web_search_20250305", name: "web_search" }], messages: [{ role: "user", content: "hi" }] };
+    for (const stream of [false, true]) {
+      const refused = await json("/v1/messages", { ...body, stream });
+      expect(refused.status).toBe(400);
+      const error = await refused.json();
+      expect(error).toMatchObject({ type: "error", error: { type: "invalid_request_error" } });
+      expect(error.error.message).toStartWith("The mock cannot take tools[0] (the server tool web_search_20250305)");
+    }
   });
 
   test("mock/error-429 and mock/error-503 fail like an upstream (after parley's retries)", async () => {

@@ -128,6 +128,24 @@ describe("retries before the first byte (contract 10)", () => {
     expect(gateway.openai.received.length).toBe(1);
   });
 
+  test("a Retry-After beyond the 8 s cap is not waited out: the client gets the 429 and the upstream's Retry-After at once", async () => {
+    gateway.openai.next({ kind: "error", status: 429, message: "slow down", headers: { "retry-after": "53" } });
+    const started = performance.now();
+    const response = await chat({ model: "gpt-4o-mini", messages: hello });
+    expect(performance.now() - started).toBeLessThan(5000);
+    expect({ status: response.status, retryAfter: response.headers.get("retry-after"), attempts: response.headers.get("x-parley-attempts") }).toEqual({ status: 429, retryAfter: "53", attempts: "1" });
+    expect(gateway.openai.received.length).toBe(1);
+  });
+
+  test("a Retry-After beyond the cap moves on to the fallback at once", async () => {
+    gateway.openai.next({ kind: "error", status: 429, message: "slow down", headers: { "retry-after": "53" } });
+    const started = performance.now();
+    const response = await chat({ model: "gpt-4o", messages: hello });
+    expect(performance.now() - started).toBeLessThan(5000);
+    expect({ status: response.status, model: response.headers.get("x-parley-model"), attempts: response.headers.get("x-parley-attempts") }).toEqual({ status: 200, model: CLAUDE, attempts: "2" });
+    expect(gateway.openai.received.length).toBe(1);
+  });
+
   test("backoff: full jitter under the exponential bound, Retry-After honoured up to 8 s", () => {
     const plain = new GatewayError(503, "service_unavailable_error", "x");
     for (let i = 0; i < 50; i++) {

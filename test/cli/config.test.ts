@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runCli, userDir } from "../lib/cli.ts";
 
@@ -70,5 +70,42 @@ describe("parley config set", () => {
     const { stderr, code } = await runCli(["config", "set"], { cwd: user.dir, env: user.env });
     expect(code).toBe(2);
     expect(stderr).toContain("parley config set KEY VALUE");
+  });
+});
+
+describe("parley config unset", () => {
+  test("removes one setting from the user config file and keeps the others", async () => {
+    const user = userDir();
+    const run = (...args: string[]) => runCli(["config", ...args], { cwd: user.dir, env: user.env });
+    await run("set", "RATE_LIMIT_RPM", "60");
+    await run("set", "DEFAULT_ALPHA_MODEL", "gpt-4o");
+    const file = join(user.dir, ".config", "parley", "config.env");
+    const removed = await run("unset", "RATE_LIMIT_RPM");
+    expect(removed.code).toBe(0);
+    expect(removed.stdout).toContain(`RATE_LIMIT_RPM removed from ${file}`);
+    expect(removed.stdout).toContain("--reload");
+    expect(readFileSync(file, "utf8")).not.toContain("RATE_LIMIT_RPM");
+    expect((await run("get", "RATE_LIMIT_RPM")).stdout).not.toBe("60\n");
+    expect((await run("get", "DEFAULT_ALPHA_MODEL")).stdout).toBe("gpt-4o\n");
+    const again = await run("unset", "RATE_LIMIT_RPM");
+    expect({ code: again.code, stdout: again.stdout }).toEqual({ code: 0, stdout: `RATE_LIMIT_RPM was not set in ${file}\n` });
+  });
+
+  test("an alias names its setting; the environment still setting it is noted", async () => {
+    const user = userDir();
+    await runCli(["config", "set", "BETA_REGION", "eu-west-1"], { cwd: user.dir, env: user.env });
+    const { stdout, stderr, code } = await runCli(["config", "unset", "AWS_REGION"], { cwd: user.dir, env: { ...user.env, BETA_REGION: "us-east-1" } });
+    expect(code).toBe(0);
+    expect(stdout).toContain("BETA_REGION removed from");
+    expect(stderr).toContain("BETA_REGION is still set in the environment");
+  });
+
+  test("an unknown name exits 2 with the closest setting, and the file is left as it was", async () => {
+    const user = userDir();
+    await runCli(["config", "set", "API_KEY", "sk-kept-in-the-file-0123"], { cwd: user.dir, env: user.env });
+    const { stdout, stderr, code } = await runCli(["config", "unset", "API_KY"], { cwd: user.dir, env: user.env });
+    expect({ stdout, code }).toEqual({ stdout: "", code: 2 });
+    expect(stderr).toContain("API_KY is not a parley setting; did you mean API_KEY?");
+    expect((await runCli(["config", "get", "API_KEY"], { cwd: user.dir, env: user.env })).stdout).toBe("sk-kept-in-the-file-0123\n");
   });
 });

@@ -2,7 +2,7 @@ import type { ErrorDialect } from "../../src/errors.ts";
 import { faultModels, type Fault } from "../lib/faulty-upstream.ts";
 import { brokenJson, seedBody, type BodyKind } from "./bodies.ts";
 import { upload } from "./multipart.ts";
-import { describe, mutate, nasty, oddString, PROTO_KEYS, setOwn, type Rng } from "./values.ts";
+import { describe, LONE_SURROGATES, mutate, nasty, oddString, PROTO_KEYS, rawInvalidUtf8, setOwn, type Rng } from "./values.ts";
 
 /** How a successful reply must look: a stream's last event, a JSON reply's shape. */
 export type ReplyFormat = "alpha" | "beta_messages" | "beta_textgen" | "responses" | "count_tokens" | "json" | "any";
@@ -80,6 +80,7 @@ function pickModel(r: Rng, kind: BodyKind, ctx: Context): { model: unknown; faul
     return { model: r.pick(r.chance(0.4) ? openai : bedrock), faulty: true };
   }
   const roll = r.int(10);
+  if (roll < 7 && r.chance(0.1)) return { model: `${r.pick(GOOD_MODELS[kind])}${r.pick(LONE_SURROGATES)}`, faulty: false };
   if (roll < 7) return { model: r.pick(GOOD_MODELS[kind]), faulty: false };
   if (roll < 8) return { model: r.pick(PROTO_KEYS), faulty: false };
   if (roll < 9) return { model: oddString(r), faulty: false };
@@ -103,6 +104,10 @@ function jsonCase(kind: BodyKind, reply: (r: Rng) => { path: string; reply: Repl
     for (let i = 0; i < rounds; i++) changes.push(mutate(r, body));
     const label = `${kind} model=${describe(model)} stream=${stream}${changes.length ? `; ${changes.join("; ")}` : ""}`;
     const relayed = typeof model === "string" && model.startsWith("gpt-") && ((kind === "alpha" && target.reply === "alpha") || kind === "responses");
+    if (!faulty && r.chance(0.08)) {
+      const raw = rawInvalidUtf8(r, body);
+      return { label: `${label}; ${raw.label}`, path: target.path, body: raw.bytes, reply: target.reply, faulty, relayed };
+    }
     return { label, path: target.path, body: JSON.stringify(body), reply: target.reply, faulty, relayed };
   };
 }
@@ -227,6 +232,13 @@ function headers(r: Rng, endpoint: Endpoint, ctx: Context, own: [string, string]
     labels.push("anthropic headers");
   }
   if (r.chance(0.05)) (list.push(["accept", r.pick(["text/event-stream", "application/xml", "*/*;q=foo", "\u00ff"])]), labels.push("odd accept"));
+  if (r.chance(0.06)) {
+    // Header values are bytes: these are a lone surrogate's CESU bytes, 0xFF 0xFE, an overlong NUL, and the escape as text.
+    const name = r.pick(["x-parley-tag", "anthropic-beta", "anthropic-version", "openai-beta", "x-request-id", "x-stainless-lang", "user-agent", "origin"]);
+    const value = r.pick(["\u00ed\u00a0\u0080", "\u00ff\u00fe", "\u00c0\u0080", "\\ud800", "a\u00e9b"]);
+    list.push([name, value]);
+    labels.push(`${name} bytes ${describe(value)}`);
+  }
   return { headers: list, label: labels.join(", ") };
 }
 

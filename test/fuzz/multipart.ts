@@ -1,4 +1,4 @@
-import { oddString, PROTO_KEYS, type Rng } from "./values.ts";
+import { INVALID_UTF8, LONE_SURROGATES, oddString, PROTO_KEYS, type Rng } from "./values.ts";
 
 /** Multipart bodies written byte by byte, so they can be broken in every way a form can. */
 
@@ -61,6 +61,20 @@ export function upload(r: Rng, maxUploadBytes: number): Upload {
     ["two purposes", () => ({ contentType: type, body: form([purpose(), file(), purpose("__proto__")]) })],
     ["huge purpose", () => ({ contentType: type, body: form([purpose("a".repeat(200_000)), file()]) })],
     ["odd filename", () => ({ contentType: type, body: form([purpose(), file({ filename: r.pick(FILENAMES) })]) })],
+    ["lone surrogate in filename or purpose", () => ({ contentType: type, body: form([purpose(r.chance(0.3) ? r.pick(LONE_SURROGATES) : "assistants"), file({ filename: `${r.pick(LONE_SURROGATES)}.txt` })]) })],
+    ["invalid utf-8 in filename, purpose or names", () => {
+      const bad = new Uint8Array(r.pick(INVALID_UTF8));
+      const where = r.pick(["filename", "purpose", "name", "type"]);
+      const at = (place: string, normal: string) => (where === place ? bad : normal);
+      return {
+        contentType: type,
+        body: concat([
+          `--${boundary}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\n`, at("purpose", "assistants"),
+          `\r\n--${boundary}\r\nContent-Disposition: form-data; name="`, at("name", "file"), `"; filename="notes`, at("filename", ""), `.txt"\r\nContent-Type: `, at("type", "text/plain"),
+          `\r\n\r\nhello\r\n--${boundary}--\r\n`,
+        ]),
+      };
+    }],
     ["odd part type", () => ({ contentType: type, body: form([purpose(), file({ type: r.pick(ODD_TYPES) })]) })],
     ["no file", () => ({ contentType: type, body: form([purpose()]) })],
     ["empty file", () => ({ contentType: type, body: form([purpose(), file({ body: "" })]) })],

@@ -63,8 +63,8 @@ describe("prototype names in the model settings", () => {
     const toString = await ask("toString");
     expect(toString.status).toBe(404);
     expect((await toString.json()).error.message).toContain("'toString'");
-    // constructor routes to alpha, which is not configured here: a 503 naming the variable, no fallback (not retryable).
-    expect((await ask("constructor")).status).toBe(503);
+    // constructor routes to alpha, which is not configured here: a 404 naming the variable, no fallback (not retryable).
+    expect((await ask("constructor")).status).toBe(404);
   });
 });
 
@@ -125,7 +125,53 @@ describe("a model id of megabytes", () => {
     expect((user + system) / 1000).toBeLessThan(2000);
     expect(response.status).toBe(404);
     const { error } = await response.json();
-    expect(error.message).toStartWith(`The model '${"x".repeat(200)}…' (1500000 characters) is not routed to any provider.`);
+    expect(error.message).toStartWith(`The model '${"x".repeat(200)}…' (1500000 characters) is not routed to any upstream.`);
     expect(error.message.length).toBeLessThan(1000);
+  });
+});
+
+describe("lone surrogates and bytes that are no UTF-8 (contract 10)", () => {
+  let gateway: Gateway;
+  beforeAll(async () => void (gateway = await startGateway({ UPSTREAM_RETRIES: "0" })));
+  afterAll(() => gateway.stop());
+
+  test("a model id with one is an unknown model in every dialect, never a 500 (Bedrock's URL path cannot carry it)", async () => {
+    // Each in its vendor's envelope: OpenAI's Responses calls an unknown model an invalid_request_error.
+    const bodies: [string, (model: string) => object, string][] = [
+      ["/v1/chat/completions", (model) => ({ model, messages: [{ role: "user", content: "hi" }] }), "not_found_error"],
+      ["/v1/messages", (model) => ({ model, max_tokens: 5, messages: [{ role: "user", content: "hi" }] }), "not_found_error"],
+      ["/v1/messages/count_tokens", (model) => ({ model, messages: [{ role: "user", content: "hi" }] }), "not_found_error"],
+      ["/v1/responses", (model) => ({ model, input: "hi" }), "invalid_request_error"],
+    ];
+    for (const model of ["anthropic.claude-3-5-haiku-20241022-v1:0\udfff", "amazon.titan-text-express-v1\ud800", "\ud800", "\udc00x", "mock/\ud800"]) {
+      for (const [path, body, type] of bodies) {
+        for (const stream of [false, true]) {
+          const response = await gateway.json(path, { ...body(model), stream });
+          expect({ path, model, status: response.status }).toEqual({ path, model, status: 404 });
+          expect((await response.json()).error.type).toBe(type);
+        }
+      }
+    }
+    const near = await (await gateway.json("/v1/chat/completions", { model: "gpt-4o-mini\ud800", messages: [{ role: "user", content: "hi" }] })).json();
+    expect(near.error.message).toStartWith("The model 'gpt-4o-mini\ud800' is not routed to any upstream.");
+  });
+
+  test("GET /v1/models/<id> whose id is not percent-encoded UTF-8 is a 404", async () => {
+    for (const id of ["%ED%A0%80", "%ED%B0%80x", "%ff", "%C0%80", "%E2%82", "%"]) {
+      const response = await gateway.call(`/v1/models/${id}`);
+      expect({ id, status: response.status }).toEqual({ id, status: 404 });
+      expect((await response.json()).error.type).toBe("not_found_error");
+    }
+  });
+
+  test("x-parley-model carries any model id as a header can: percent-encoded past ASCII, cut past 200 characters", async () => {
+    const ask = (model: string) => gateway.json("/v1/chat/completions", { model, messages: [{ role: "user", content: "hi" }] });
+    const unicode = await ask("mock/日本");
+    expect(unicode.status).toBe(200);
+    expect(unicode.headers.get("x-parley-model")).toBe("mock/%E6%97%A5%E6%9C%AC");
+    expect((await unicode.json()).model).toBe("mock/日本");
+    const long = await ask(`mock/${"y".repeat(100_000)}`);
+    expect(long.status).toBe(200);
+    expect(long.headers.get("x-parley-model")).toBe(`mock/${"y".repeat(195)}%E2%80%A6(100005 characters)`);
   });
 });

@@ -23,8 +23,14 @@ export function rng(seed: number): Rng {
 /** Keys that reach Object.prototype when looked up on a plain object. */
 export const PROTO_KEYS = ["__proto__", "constructor", "toString", "prototype", "hasOwnProperty", "valueOf", "__defineGetter__", "isPrototypeOf", "then"] as const;
 
+/** Unpaired halves of a surrogate pair: JSON.stringify writes them as `"\ud800"` escapes. */
+export const LONE_SURROGATES = ["\ud800", "\udc00x", "\udfff", "x\ud83dy", "\udbff\udbff", "a\ud800b\udc00"] as const;
+
+/** Bytes that are no UTF-8: a surrogate encoded (CESU), 0xFF, an overlong NUL, a sequence cut short. */
+export const INVALID_UTF8 = [[0xed, 0xa0, 0x80], [0xed, 0xb0, 0x80], [0xff], [0xfe, 0xff], [0xc0, 0x80], [0xe2, 0x82], [0xf4, 0x90, 0x80, 0x80]] as const;
+
 export const ODD_STRINGS = [
-  "", " ", "\u0000", "a\u0000b", "\ud800", "\udfff", "x\ud83dy", "\u202eevil\u202c", "مرحبا بالعالم", "👨‍👩‍👧‍👦🏳️‍🌈", "\ufeff", "\r\n\r\n",
+  "", " ", "\u0000", "a\u0000b", ...LONE_SURROGATES, "\u202eevil\u202c", "مرحبا بالعالم", "👨‍👩‍👧‍👦🏳️‍🌈", "\ufeff", "\r\n\r\n",
   "%00", "%s%n%x", "${jndi:ldap://x}", "<script>alert(1)</script>", "' OR 1=1 --", "../../etc/passwd", "\u0085\u2028\u2029", "\u001b[31mred",
   "null", "undefined", "NaN", "-1", "1e309", "true", "[]", "{}", "\\", '"', "\t", "Ω≈ç√∫", "ｆｕｌｌｗｉｄｔｈ", "\u0301\u0301\u0301",
 ] as const;
@@ -96,7 +102,8 @@ export function huge(r: Rng): unknown {
 export function mutate(r: Rng, body: Record<string, unknown>): string {
   const { node, path } = somewhere(r, body);
   const keys = Object.keys(node);
-  const roll = r.int(10);
+  const roll = r.int(12);
+  if (roll >= 10) return `lone surrogates in every string: ${taint(r, body, () => r.pick(LONE_SURROGATES), roll === 11)}`;
   if (roll < 2 && keys.length) {
     const key = r.pick(keys);
     delete (node as Record<string, unknown>)[key];
@@ -114,6 +121,48 @@ export function mutate(r: Rng, body: Record<string, unknown>): string {
   const value = nasty(r);
   setOwn(node as Record<string, unknown>, key, value);
   return `set ${path}.${key} = ${describe(value)}`;
+}
+
+/**
+ * Adds `extra()` to every string in `body` (values, and keys when `keys`), in place; returns how
+ * many. Bounded, so a huge array is not walked whole.
+ */
+export function taint(r: Rng, body: Record<string, unknown>, extra: () => string, keys = false): number {
+  let count = 0;
+  const stack: object[] = [body];
+  while (stack.length && count < 5000) {
+    const node = stack.pop() as Record<string, unknown>;
+    for (const key of Object.keys(node)) {
+      const value = node[key];
+      if (typeof value === "string") (node[key] = r.chance(0.5) ? value + extra() : extra() + value), count++;
+      else if (typeof value === "object" && value !== null) stack.push(value);
+      if (keys && !Array.isArray(node) && r.chance(0.3)) {
+        delete node[key];
+        setOwn(node, key + extra(), value);
+        count++;
+      }
+    }
+  }
+  return count;
+}
+
+/** The same character in every string, as JSON text: raw bytes (no UTF-8) go in its place afterwards. */
+const MARK = "\u{10fffe}";
+const MARK_BYTES = new TextEncoder().encode(MARK);
+
+/** `body` as JSON bytes with invalid UTF-8 (one kind, chosen once) inside every string value. */
+export function rawInvalidUtf8(r: Rng, body: Record<string, unknown>): { bytes: Uint8Array; label: string } {
+  const bad = r.pick(INVALID_UTF8);
+  const n = taint(r, body, () => MARK);
+  const text = new TextEncoder().encode(JSON.stringify(body));
+  const out: number[] = [];
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] === MARK_BYTES[0] && MARK_BYTES.every((b, j) => text[i + j] === b)) {
+      out.push(...bad);
+      i += MARK_BYTES.length - 1;
+    } else out.push(text[i]!);
+  }
+  return { bytes: new Uint8Array(out), label: `raw bytes ${bad.map((b) => b.toString(16)).join(" ")} in ${n} strings` };
 }
 
 /** A random object or array inside `body` (or body itself), and how to get there. */

@@ -4,14 +4,14 @@
  * recorded; what it sent for /v1/responses is kept too, to compare with what a client got.
  */
 
-import { scripted } from "./scripted.ts";
+import { scripted, stall } from "./scripted.ts";
 
 /** Prompt tokens (the cached ones included, as OpenAI counts them), completion tokens, and of the prompt tokens how many were cached. */
 export type FakeUsage = [prompt: number, completion: number, cached?: number];
 
 export type OpenAIScript =
   | { kind: "reply"; text?: string; toolCalls?: { id: string; name: string; arguments: string }[]; finish?: string; usage?: FakeUsage | null }
-  | { kind: "stream"; chunks?: string[]; toolCalls?: { id: string; name: string; arguments: string[] }[]; finish?: string; usage?: FakeUsage | null; gapMs?: number; firstByteMs?: number; breakAfter?: number; errorAfter?: number; endAfter?: number }
+  | { kind: "stream"; chunks?: string[]; toolCalls?: { id: string; name: string; arguments: string[] }[]; finish?: string; usage?: FakeUsage | null; gapMs?: number; firstByteMs?: number; breakAfter?: number; errorAfter?: number; endAfter?: number; stallAfter?: number }
   | { kind: "error"; status: number; message: string; headers?: Record<string, string> }
   /** Any body at all, as given: HTML, truncated JSON, `null`, a wrong shape. */
   | { kind: "raw"; body: string; status?: number; contentType?: string }
@@ -96,6 +96,7 @@ export async function startFakeOpenAI() {
       },
       async pull(controller) {
         if (i > 0 && script.gapMs) await Bun.sleep(script.gapMs);
+        if (i === script.stallAfter) return stall(request);
         if (script.breakAfter !== undefined && i === script.breakAfter) return controller.error(new Error("connection reset"));
         if (script.endAfter !== undefined && i === script.endAfter) return controller.close();
         if (script.errorAfter !== undefined && i === script.errorAfter) {
@@ -128,6 +129,7 @@ export async function startFakeOpenAI() {
     const stream = new ReadableStream<Uint8Array>({
       async pull(controller) {
         if (i > 0 && script.gapMs) await Bun.sleep(script.gapMs);
+        if (i === script.stallAfter) return stall(request);
         if (script.breakAfter !== undefined && i === script.breakAfter) return controller.error(new Error("connection reset"));
         if (script.endAfter !== undefined && i === script.endAfter) return controller.close();
         let frame = frames[i++];

@@ -21,3 +21,8 @@ export function scripted<Script, Received>() {
     },
   };
 }
+
+/** An upstream that falls silent in the middle of its reply (a stream's pull that never ends), until the caller hangs up. */
+export function stall(request: Request): Promise<void> {
+  return new Promise((resolve) => request.signal.addEventListener("abort", () => resolve()));
+}

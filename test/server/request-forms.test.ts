@@ -198,6 +198,17 @@ describe("the request log", () => {
     for (const secret of ["sk-query-secret-1", "tok-query-secret-2", "sig-3"]) expect(server.stderr()).not.toContain(secret);
   });
 
+  test("a megabyte model id is logged as its first 200 characters and its length", async () => {
+    const model = `mock/${"m".repeat(1024 * 1024)}`;
+    const headers = { authorization: `Bearer ${TEST_KEY}`, "content-type": "application/json" };
+    const body = JSON.stringify({ model, messages: [{ role: "user", content: "hi" }] });
+    expect((await fetch(`${server.ready.url}/v1/chat/completions`, { method: "POST", headers, body })).status).toBe(200);
+    await server.waitFor(/characters\) provider=mock/);
+    const line = server.stderr().split("\n").find((l) => l.includes(`(${model.length} characters)`))!;
+    expect(line).toContain(` model=${model.slice(0, 200)}…(${model.length} characters) provider=mock id=`);
+    expect(line.length).toBeLessThan(400);
+  });
+
   test("a CONNECT's line shows its target, not a broken path", async () => {
     await rawRequest(`CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n`);
     await server.waitFor(/CONNECT example\.com:443 405 /);

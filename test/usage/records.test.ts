@@ -105,6 +105,17 @@ describe("a usage record for every completion (contract 12)", () => {
     expect((await records()).find((r) => r.tag === "left")).toMatchObject({ outcome: "cancelled", status: 200, model: "mock/slow" });
   });
 
+  test("a megabyte model id is recorded as its first 200 characters and its length, answered or not", async () => {
+    const long = "x".repeat(1024 * 1024);
+    for (const [tag, model, status] of [["long-unknown", long, 404], ["long-mock", `mock/${long}`, 200]] as const) {
+      const response = await gateway.json("/v1/chat/completions", { model, messages: [{ role: "user", content: "x" }] }, { headers: { "x-parley-tag": tag } });
+      expect(response.status).toBe(status);
+      const record = (await records()).find((r) => r.tag === tag)!;
+      const cut = `${model.slice(0, 200)}…(${model.length} characters)`;
+      expect(record).toMatchObject({ status, model_requested: cut, model: cut });
+    }
+  });
+
   test("no message content and no key is ever written to the database", async () => {
     await records();
     const dir = gateway.config.dataDir;

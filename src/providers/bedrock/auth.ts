@@ -1,10 +1,8 @@
 import { credentialProvider, type Credentials } from "../../aws.ts";
-import type { Config } from "../../config.ts";
 import { GatewayError } from "../../errors.ts";
 import { unreachable, type Upstream } from "../upstream-errors.ts";
+import type { BedrockSettings } from "./kind.ts";
 import { createSigner, signRequest } from "./sigv4.ts";
-
-export const CREDENTIALS = "BETA_API_KEY, or BETA_ACCESS_KEY_ID and BETA_SECRET_ACCESS_KEY, or BETA_PROFILE";
 
 export interface BedrockAuth {
   /** Headers for a JSON POST to the runtime. */
@@ -17,7 +15,7 @@ export interface BedrockAuth {
  * A Bedrock API key goes as a bearer token (no signing); otherwise each call is SigV4-signed with
  * credentials from the keys, the profile or the AWS chain, asked again shortly before they expire.
  */
-export function bedrockAuth(beta: Config["beta"], up: Upstream): BedrockAuth {
+export function bedrockAuth(beta: BedrockSettings, up: Upstream): BedrockAuth {
   if (beta.apiKey) {
     const authorization = `Bearer ${beta.apiKey}`;
     return {
@@ -48,7 +46,8 @@ const expiresSoon = (credentials: Credentials) => credentials.expiration !== und
 function credentialsMissing(up: Upstream, error: unknown): never {
   const e = error as { name?: string; message?: string };
   if (e?.name === "CredentialsProviderError") {
-    throw new GatewayError(503, "service_unavailable_error", `AWS Bedrock is not configured: set ${CREDENTIALS}.`, { upstream: e.message });
+    // Not configured, as with no BETA_REGION: a 404 that no client retries.
+    throw new GatewayError(404, "not_found_error", `${up.label} is not configured: set ${up.credentials}.`, { upstream: e.message });
   }
   throw unreachable(up, e?.message ?? String(error));
 }

@@ -1,7 +1,8 @@
-import type { Config } from "../../config.ts";
 import { isObject, stringOr } from "../../formats/read.ts";
 import { fetchFailed, readUpstreamJson, type Upstream } from "../upstream-errors.ts";
-import { bedrockAuth, CREDENTIALS } from "./auth.ts";
+import type { Upstream as Declared } from "../kind.ts";
+import { bedrockAuth } from "./auth.ts";
+import { credentialsOf, labelOf, type BedrockSettings } from "./kind.ts";
 import { canonicalQuery } from "./sigv4.ts";
 import { httpError } from "./transport.ts";
 
@@ -18,10 +19,12 @@ export interface BedrockModel {
  * which models exist here, and which model an application inference profile or a custom model
  * ARN stands for. Off the chat path: discovery runs in the background, lookups are cached.
  */
-export function createBedrockControl(beta: Config["beta"], timeout: number) {
+export function createBedrockControl(upstream: Declared<BedrockSettings>) {
+  const beta = upstream.settings;
+  const timeout = upstream.timeoutMs;
   const base = controlEndpoint(beta);
   const prefix = base.pathname.replace(/\/$/, "");
-  const up: Upstream = { label: "AWS Bedrock control plane", url: base.origin, credentials: CREDENTIALS };
+  const up: Upstream = { label: `${labelOf(upstream)} control plane`, url: base.origin, credentials: credentialsOf(upstream) };
   const auth = bedrockAuth(beta, up);
 
   async function get(path: string, query?: Record<string, string>): Promise<Record<string, unknown>> {
@@ -71,7 +74,7 @@ export function createBedrockControl(beta: Config["beta"], timeout: number) {
 export type BedrockControl = ReturnType<typeof createBedrockControl>;
 
 /** BETA_CONTROL_ENDPOINT_URL, else the region's public control-plane endpoint. */
-export function controlEndpoint({ region, controlEndpointUrl }: Pick<Config["beta"], "region" | "controlEndpointUrl">): URL {
+export function controlEndpoint({ region, controlEndpointUrl }: Pick<BedrockSettings, "region" | "controlEndpointUrl">): URL {
   if (controlEndpointUrl) return new URL(controlEndpointUrl);
   const suffix = region!.startsWith("cn-") ? "amazonaws.com.cn" : region!.startsWith("eusc-") ? "amazonaws.eu" : "amazonaws.com";
   return new URL(`https://bedrock.${region}.${suffix}`);

@@ -1,4 +1,3 @@
-import type { Config } from "../../config.ts";
 import { GatewayError } from "../../errors.ts";
 import { isObject, numberOr } from "../../formats/read.ts";
 import { foundationModel } from "../anthropic-models.ts";
@@ -58,11 +57,13 @@ const MEMBER_END = /^\s*,\s*/;
 const LAST_STREAM = /\s*,\s*"stream"\s*:\s*(true|false)\s*\}\s*$/;
 const LAST_BRACE = /\s*\}\s*$/;
 
-export function createAnthropicNative(config: Config, { up, post }: BedrockTransport) {
-  const override = config.beta.anthropicBetas;
-  /** A 4xx about the request keeps Bedrock's own words: clients (Claude Code) act on them. */
+export function createAnthropicNative(override: string[] | undefined, { up, post, chunks }: BedrockTransport) {
+  /**
+   * A 4xx about the request keeps Bedrock's own words: clients (Claude Code) act on them. A context
+   * overflow is the exception: Bedrock's "Input is too long" becomes Anthropic's "prompt is too long".
+   */
   const verbatim = (error: unknown): unknown => {
-    if (!(error instanceof GatewayError) || !error.upstream || error.status < 400 || error.status >= 500 || error.status === 429) return error;
+    if (!(error instanceof GatewayError) || !error.upstream || error.overflow || error.status < 400 || error.status >= 500 || error.status === 429) return error;
     if (error.upstreamStatus === 401 || error.upstreamStatus === 403) return error;
     return new GatewayError(error.status, error.type, error.upstream, { upstream: error.upstream, upstreamStatus: error.upstreamStatus, retryable: error.retryable, headers: error.headers });
   };
@@ -79,7 +80,7 @@ export function createAnthropicNative(config: Config, { up, post }: BedrockTrans
         return { kind: "json", body: renamedReply(text, reply as Record<string, unknown>, requested), contentType: "application/json", ...(usage ? { usage } : {}) };
       }
       const response = await post(model, "invoke-with-response-stream", body, signal);
-      return { kind: "stream", body: relay(up, response.body!, requested), contentType: "text/event-stream", failure: (error) => verbatim(fetchError(up, error, true)) as Error };
+      return { kind: "stream", body: relay(up, chunks(response), requested), contentType: "text/event-stream", failure: (error) => verbatim(fetchError(up, error, true)) as Error };
     } catch (error) {
       throw verbatim(error);
     }

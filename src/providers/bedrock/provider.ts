@@ -1,7 +1,8 @@
-import type { Config } from "../../config.ts";
 import type { StreamDecoder } from "../../formats/codec.ts";
 import type { ChatReply, ChatRequest, StreamEvent } from "../../ir.ts";
+import type { Upstream as Declared } from "../kind.ts";
 import type { Provider } from "../provider.ts";
+import type { BedrockSettings } from "./kind.ts";
 import { parseUpstreamJson, type Upstream } from "../upstream-errors.ts";
 import * as anthropic from "./anthropic.ts";
 import { createBedrockControl } from "./control.ts";
@@ -33,11 +34,11 @@ const INVOKE: Record<"anthropic" | "titan", InvokeBody> = {
   titan: { encode: titan.encodeRequest, decode: titan.decodeReply, decoder: titan.streamDecoder },
 };
 
-export function createBedrockProvider(config: Config): Provider {
-  const transport = createBedrockTransport(config.beta, config.upstreamTimeoutMs);
+export function createBedrockProvider(upstream: Declared<BedrockSettings>): Provider {
+  const transport = createBedrockTransport(upstream);
   const { up, post, events, json } = transport;
-  const anthropicNative = createAnthropicNative(config, transport);
-  const control = createBedrockControl(config.beta, config.upstreamTimeoutMs);
+  const anthropicNative = createAnthropicNative(upstream.settings.anthropicBetas, transport);
+  const control = createBedrockControl(upstream);
   const families = new Map<string, Family>();
 
   /** The family, asking the control plane once per opaque ARN; Converse, which runs every family, when it cannot say. */
@@ -52,7 +53,7 @@ export function createBedrockProvider(config: Config): Provider {
   }
 
   return {
-    name: "beta",
+    name: upstream.name,
     label: up.label,
 
     async complete(request, modelId, signal) {

@@ -5,12 +5,11 @@ import { eventDecoder, parsePayload } from "./transport.ts";
 
 /**
  * Claude's stream on Bedrock as Anthropic's server-sent events, each event's JSON as Bedrock sent it.
- * Read straight from the response body (the stream guard reads this, with no stream between): the
+ * Read straight from the response body's chunks (the stream guard reads this, with no stream between): the
  * frames a chunk completes go out together, as one write, their events decoded from the frames'
  * bytes into the write's.
  */
-export function relay(up: Upstream, body: ReadableStream<Uint8Array>, requested: string): AsyncIterator<Uint8Array, unknown> {
-  const reader = body.getReader();
+export function relay(up: Upstream, chunks: AsyncIterator<Uint8Array, unknown>, requested: string): AsyncIterator<Uint8Array, unknown> {
   const decode = eventDecoder(up);
   // A frame that fails after good ones in the same chunk: they go out first, the error on the next read.
   let failed: { error: unknown } | undefined;
@@ -18,7 +17,7 @@ export function relay(up: Upstream, body: ReadableStream<Uint8Array>, requested:
     async next() {
       if (failed) throw failed.error;
       for (;;) {
-        const read = await reader.read();
+        const read = await chunks.next();
         if (read.done) {
           decode.end();
           return { done: true, value: undefined };
@@ -39,7 +38,7 @@ export function relay(up: Upstream, body: ReadableStream<Uint8Array>, requested:
       }
     },
     async return(reason?: unknown) {
-      await reader.cancel(reason);
+      await chunks.return?.(reason);
       return { done: true, value: undefined };
     },
   };

@@ -1,8 +1,9 @@
-import type { Config } from "../../config.ts";
 import type { GatewayError } from "../../errors.ts";
 import { isObject } from "../../formats/read.ts";
-import { badShape, fetchFailed, fromUpstreamStatus, parseUpstreamJson, readUpstreamJson, type Upstream } from "../upstream-errors.ts";
-import { bedrockAuth, CREDENTIALS } from "./auth.ts";
+import { badShape, fetchFailed, fromUpstreamStatus, parseUpstreamJson, readUpstreamJson, streamedBody, type Upstream } from "../upstream-errors.ts";
+import type { Upstream as Declared } from "../kind.ts";
+import { bedrockAuth } from "./auth.ts";
+import { credentialsOf, labelOf, type BedrockSettings } from "./kind.ts";
 import { decodeFrame, frameSplitter, utf8Slice, type Span } from "./frames.ts";
 
 export type Action = "invoke" | "invoke-with-response-stream" | "converse" | "converse-stream" | "count-tokens";
@@ -18,26 +19,31 @@ export interface BedrockEvent {
  * than the rest of a converted request, and loading it ~28 MB of memory. Credentials still come
  * from the SDK's provider chain when no static keys are set.
  */
-export function createBedrockTransport(beta: Config["beta"], timeout: number) {
+export function createBedrockTransport(upstream: Declared<BedrockSettings>) {
+  const beta = upstream.settings;
+  const timeout = upstream.timeoutMs;
+  const extra = Object.keys(upstream.headers).length ? upstream.headers : undefined;
   const base = bedrockEndpoint(beta);
   const prefix = base.pathname.replace(/\/$/, "");
-  const up: Upstream = { label: "AWS Bedrock", url: base.origin, credentials: CREDENTIALS };
+  const up: Upstream = { label: labelOf(upstream), url: base.origin, credentials: credentialsOf(upstream) };
   const auth = bedrockAuth(beta, up);
 
   const post = async function post(modelId: string, action: Action, body: string, signal: AbortSignal): Promise<Response> {
     const path = `${prefix}/model/${encodeURIComponent(modelId)}/${action}`;
     const accept = action.endsWith("stream") ? "application/vnd.amazon.eventstream" : "application/json";
-    const headers = await auth.post(base.host, path, accept, body);
+    const signed = await auth.post(base.host, path, accept, body);
+    const headers = extra ? { ...extra, ...signed } : signed;
     // Bun's idle timeout for the socket: closes a call the gateway gave up on (see firstByte in chat.ts).
     const response = await fetch(base.origin + path, { method: "POST", headers, body, signal, timeout }).catch((error) => fetchFailed(up, error));
     if (!response.ok) throw await httpError(up, response);
     return response;
   };
-  return { up, post, events: (response: Response) => events(up, response), json: (response: Response) => readUpstreamJson(up, response) };
+  const chunks = (response: Response) => streamedBody(up, response, timeout);
+  return { up, post, chunks, events: (response: Response) => events(up, chunks(response)), json: (response: Response) => readUpstreamJson(up, response) };
 }
 
-/** BETA_ENDPOINT_URL, else the region's public endpoint; other partitions' can be given as the former. */
-export function bedrockEndpoint({ region, endpointUrl }: Pick<Config["beta"], "region" | "endpointUrl">): URL {
+/** The upstream's endpoint_url (BETA_ENDPOINT_URL), else the region's public endpoint; other partitions' can be given as the former. */
+export function bedrockEndpoint({ region, endpointUrl }: Pick<BedrockSettings, "region" | "endpointUrl">): URL {
   if (endpointUrl) return new URL(endpointUrl);
   const suffix = region!.startsWith("cn-") ? "amazonaws.com.cn" : region!.startsWith("eusc-") ? "amazonaws.eu" : "amazonaws.com";
   return new URL(`https://bedrock-runtime.${region}.${suffix}`);
@@ -46,10 +52,10 @@ export function bedrockEndpoint({ region, endpointUrl }: Pick<Config["beta"], "r
 export type BedrockTransport = ReturnType<typeof createBedrockTransport>;
 
 /** The frames of a Bedrock event stream, decoded and checksummed; an exception frame throws. */
-async function* events(up: Upstream, response: Response): AsyncGenerator<BedrockEvent> {
+async function* events(up: Upstream, chunks: AsyncIterable<Uint8Array>): AsyncGenerator<BedrockEvent> {
   const decode = eventDecoder(up);
   try {
-    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+    for await (const chunk of chunks) {
       for (const frame of decode.frames(chunk)) {
         const { type, payload } = decode.event(frame);
         yield { type, body: parsePayload(up, payload) };

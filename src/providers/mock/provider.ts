@@ -1,5 +1,6 @@
 import type { ChatReply, ChatRequest, Part, StreamEvent, Tool } from "../../ir.ts";
 import { isTurn, textOf } from "../../ir.ts";
+import { refuseUnsupported } from "../cross-family.ts";
 import type { Provider } from "../provider.ts";
 import { fromUpstreamStatus, type Upstream } from "../upstream-errors.ts";
 
@@ -24,12 +25,12 @@ export function createMockProvider(): Provider {
 async function* script(request: ChatRequest, model: string, signal: AbortSignal): AsyncGenerator<StreamEvent> {
   if (model === "mock/error-429") throw fromUpstreamStatus(up, 429, "mock/error-429 always answers 429.");
   if (model === "mock/error-503") throw fromUpstreamStatus(up, 503, "mock/error-503 always answers 503.");
+  refuseUnsupported(request, "The mock");
   const input = { total: estimateTokens(request), cacheRead: 0, cacheWrite: 0 };
   yield { type: "start", id: "mock-0001", usage: { input } };
-  const answered = lastTurn(request)?.content.some((p) => p.type === "tool_result");
-  const tool = model === "mock/tools" && !answered && request.toolChoice?.type !== "none" ? pickTool(request) : undefined;
+  const tool = model === "mock/tools" && callsTool(request) ? pickTool(request) : undefined;
   if (tool) {
-    const args = JSON.stringify(sampleArguments(tool, lastUserText(request)));
+    const args = JSON.stringify(sampleArguments(tool, `${FROM_MOCK} ${lastUserText(request)}`));
     yield { type: "tool_call", index: 0, id: "call_mock_0001", name: tool.name };
     yield { type: "tool_args", index: 0, text: args };
     yield { type: "finish", finish: { reason: "tool_calls", raw: "tool_calls" } };
@@ -46,12 +47,26 @@ async function* script(request: ChatRequest, model: string, signal: AbortSignal)
   yield { type: "usage", usage: { input, output: pieces.length } };
 }
 
+/**
+ * Marks the text mock/tools puts in a tool call's arguments. An agent whose first tool starts a
+ * sub-agent (Claude Code's `Agent`) gives it that text as its prompt: the sub-agent's request carries
+ * the mark and gets text, where it would call the tool again, and its own sub-agent, without end.
+ */
+const FROM_MOCK = "mock/tools:";
+
+/** A tool is called once per conversation turn: not after a tool result, not for a prompt the mock wrote, not when tool_choice is none. */
+function callsTool(request: ChatRequest): boolean {
+  if (request.toolChoice?.type === "none") return false;
+  if (lastTurn(request)?.content.some((p) => p.type === "tool_result")) return false;
+  return !lastUserText(request).includes(FROM_MOCK);
+}
+
 /** The echo, or after a tool round trip, what the tool returned. */
 function replyText(request: ChatRequest, model: string): string {
   const last = lastTurn(request)?.content ?? [];
   const results = last.filter((p) => p.type === "tool_result");
   if (results.length) return results.map((p) => `Tool ${p.toolCallId} returned: ${p.content}`).join("\n");
-  if (model === "mock/tools") return request.tools?.length ? "mock/tools: tool_choice is none, so no tool was called." : "mock/tools: no tools were offered.";
+  if (model === "mock/tools") return !request.tools?.length ? "mock/tools: no tools were offered." : request.toolChoice?.type === "none" ? "mock/tools: tool_choice is none, so no tool was called." : "mock/tools: this prompt came from a mock/tools call, so no tool was called again.";
   return lastUserText(request) || "(mock: there was no user text to echo)";
 }
 

@@ -1,9 +1,10 @@
 import { createParser } from "eventsource-parser";
-import type { Config } from "../../config.ts";
 import type { Usage } from "../../ir.ts";
 import { GatewayError } from "../../errors.ts";
+import { settingName, type Upstream as Declared } from "../kind.ts";
 import type { NativeCall, NativeReply, Provider } from "../provider.ts";
-import { fetchError, fetchFailed, fromUpstreamStatus, parseUpstreamJson, type Upstream } from "../upstream-errors.ts";
+import { labelOf, urlOf, type OpenAISettings } from "./kind.ts";
+import { fetchError, fetchFailed, parseUpstreamJson, streamedBody, upstreamErrorText, type Upstream } from "../upstream-errors.ts";
 import { checkResponse } from "./responses-wire.ts";
 import { checkCompletion, decodeReply, encodeRequest, streamDecoder } from "./wire.ts";
 
@@ -12,16 +13,18 @@ import { checkCompletion, decodeReply, encodeRequest, streamDecoder } from "./wi
  * Plain fetch: the call is one POST, and the SDK's per-call machinery cost more than the rest of
  * a proxied request.
  */
-export function createOpenAIProvider(config: Config): Provider {
-  const urls = { chat: `${config.alpha.baseUrl}/chat/completions`, responses: `${config.alpha.baseUrl}/responses` };
-  const up: Upstream = { label: "OpenAI upstream", url: config.alpha.baseUrl, credentials: "ALPHA_API_KEY (or OPENAI_API_KEY)" };
+export function createOpenAIProvider(upstream: Declared<OpenAISettings>): Provider {
+  const { settings } = upstream;
+  const urls = { chat: urlOf(settings, "/chat/completions"), responses: urlOf(settings, "/responses") };
+  const up: Upstream = { label: labelOf(upstream), url: settings.baseUrl, credentials: settingName(upstream, "api_key") };
   // Local OpenAI-compatible servers often need no key at all.
-  const headers = { authorization: `Bearer ${config.alpha.apiKey ?? "none"}`, "content-type": "application/json", accept: "application/json, text/event-stream" };
-  // Bun's idle timeout for the socket: closes a call the gateway gave up on (see firstByte in chat.ts).
-  const timeout = config.upstreamTimeoutMs;
+  const headers = { ...upstream.headers, authorization: `Bearer ${settings.apiKey ?? "none"}`, "content-type": "application/json", accept: "application/json, text/event-stream" };
+  // Bun's idle timeout for the socket: closes a call the gateway gave up on (see firstByte in chat.ts);
+  // the silences of a stream are timed by streamedBody.
+  const timeout = upstream.timeoutMs;
   const post = async (body: string, signal: AbortSignal, url = urls.chat) => {
     const response = await fetch(url, { method: "POST", body, headers, signal, timeout }).catch((error) => fetchFailed(up, error));
-    if (!response.ok) throw fromUpstreamStatus(up, response.status, await upstreamMessage(response), response.headers.get("retry-after"));
+    if (!response.ok) throw upstreamErrorText(up, response.status, await response.text().catch(() => ""), response.headers.get("retry-after"));
     return response;
   };
   const readBody = (response: Response) => response.text().catch((error) => fetchFailed(up, error, true));
@@ -29,22 +32,22 @@ export function createOpenAIProvider(config: Config): Provider {
   const passthrough = (url: string, check: (body: unknown, up: Upstream) => Usage | undefined) => async ({ body, stream, signal }: NativeCall): Promise<NativeReply> => {
     const response = await post(body, signal, url);
     const contentType = response.headers.get("content-type") ?? (stream ? "text/event-stream" : "application/json");
-    if (stream && contentType.includes("text/event-stream")) return { kind: "stream", body: response.body!, contentType, failure: (error) => fetchError(up, error, true) };
+    if (stream && contentType.includes("text/event-stream")) return { kind: "stream", body: streamedBody(up, response, timeout), contentType, failure: (error) => fetchError(up, error, true) };
     const text = await readBody(response);
     return { kind: "json", body: text, contentType, usage: check(parseUpstreamJson(up, text), up) };
   };
 
   return {
-    name: "alpha",
+    name: upstream.name,
     label: up.label,
 
     async complete(request, model, signal) {
-      const response = await post(JSON.stringify(encodeRequest({ ...request, stream: false }, model, config.alpha.systemOnTop)), signal);
+      const response = await post(JSON.stringify(encodeRequest({ ...request, stream: false }, model, settings.systemOnTop)), signal);
       return decodeReply(parseUpstreamJson(up, await readBody(response)), up);
     },
 
     async *stream(request, model, signal) {
-      const response = await post(JSON.stringify(encodeRequest({ ...request, stream: true }, model, config.alpha.systemOnTop)), signal);
+      const response = await post(JSON.stringify(encodeRequest({ ...request, stream: true }, model, settings.systemOnTop)), signal);
       const decode = streamDecoder(up);
       let events: string[] = [];
       const parser = createParser({
@@ -54,7 +57,7 @@ export function createOpenAIProvider(config: Config): Provider {
       });
       const text = new TextDecoder();
       try {
-        for await (const bytes of response.body as AsyncIterable<Uint8Array>) {
+        for await (const bytes of streamedBody(up, response, timeout)) {
           parser.feed(text.decode(bytes, { stream: true }));
           const ready = events;
           events = [];
@@ -79,14 +82,4 @@ function parseChunk(up: Upstream, data: string): unknown {
     throw new GatewayError(503, "service_unavailable_error", `${up.label} failed in the middle of its reply.`, { upstream: chunk.error.message ?? data.slice(0, 500) });
   }
   return chunk;
-}
-
-async function upstreamMessage(response: Response): Promise<string> {
-  const text = await response.text().catch(() => "");
-  try {
-    const body = JSON.parse(text);
-    return body?.error?.message ?? body?.message ?? text;
-  } catch {
-    return text.slice(0, 500);
-  }
 }

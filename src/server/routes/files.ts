@@ -22,7 +22,7 @@ export function filesRoutes(config: Config, module: { files: () => Promise<Files
       service: "files",
       storage: config.files.bucket ? "s3" : "local",
       objstore_bucket_configured: !!config.files.bucket,
-      beta_region: config.beta.region ?? "",
+      beta_region: config.files.aws.region ?? "",
       credentials_valid: await credentialsValid(),
     }), { detail: { summary: "Files health", tags: ["health"], security: [] } })
     .post("/v1/files", async ({ request }) => (await files()).upload(request), { scope: "files:write", parse: "none", detail: { summary: "Upload a file (multipart: file, purpose)", tags: ["files"] } })
@@ -54,7 +54,9 @@ function listLimit(value: string | undefined): number {
 }
 
 /** RFC 6266: an ASCII fallback name, and the exact name percent-encoded as UTF-8. */
-function attachment(filename: string): string {
+function attachment(name: string): string {
+  // encodeURIComponent throws on a lone surrogate; a name stored from a JSON escape may hold one.
+  const filename = name.toWellFormed();
   const fallback = filename.replace(/[^\x20-\x7e]|["\\%]/g, "_");
   return `attachment; filename="${fallback}"; filename*=UTF-8''${encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`;
 }

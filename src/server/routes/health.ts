@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
-import { credentialKind } from "../../aws.ts";
-import type { Config } from "../../config.ts";
-import { configuredProviders } from "../../providers/registry.ts";
+import { KINDS } from "../../providers/kinds.ts";
+import { missing } from "../../providers/upstreams.ts";
+import type { Live } from "../../providers/live.ts";
 import { VERSION } from "../../version.ts";
 import type { RedisStatus } from "../redis.ts";
 
@@ -11,10 +11,17 @@ const INPUT_FORMATS = ["alpha", "beta_messages", "beta_textgen"] as const;
  * Open health endpoints: no key needed, so load balancers and CI can poll them. With REDIS_URL set,
  * /health also says whether this gateway reaches Redis (`redis` pings it).
  */
-export function healthRoutes(config: Config, redis?: () => Promise<RedisStatus>) {
-  const services = Object.fromEntries(
-    Object.entries(configuredProviders(config)).map(([name, ok]) => [name, ok ? "available" : "not_configured"]),
-  );
+export function healthRoutes(upstreams: Live, redis?: () => Promise<RedisStatus>) {
+  // Every upstream by name: `available`, `not_configured`, or `cooling` after failing three times in a row.
+  const services = () => Object.fromEntries(upstreams.current().declared.upstreams.map((u) => [u.name, upstreams.status(u.name)]));
+  // What proves parley to each configured upstream that has something to say (Bedrock's: api key, static keys, profile or default chain).
+  const credentials = () => {
+    const said = upstreams.current().declared.upstreams.flatMap((u) => {
+      const describe = KINDS[u.kind].credentials;
+      return describe && !missing(u) ? [[u.name, describe(u.settings)] as const] : [];
+    });
+    return said.length ? { credentials: Object.fromEntries(said) } : {};
+  };
   return new Elysia({ name: "parley/health" })
     .get(
       "/health",
@@ -22,8 +29,8 @@ export function healthRoutes(config: Config, redis?: () => Promise<RedisStatus>)
         status: "healthy",
         timestamp: new Date().toISOString(),
         version: VERSION,
-        services,
-        ...(config.beta.region ? { beta_credentials: credentialKind(config.beta) } : {}),
+        services: services(),
+        ...credentials(),
         ...(redis ? { redis: await redis() } : {}),
       }),
       { detail: { summary: "Service health", tags: ["health"], security: [] } },

@@ -1,11 +1,8 @@
 import { Elysia } from "elysia";
-import type { Config } from "../../config.ts";
 import { notFound, validationError } from "../../errors.ts";
 import { ANTHROPIC_MODELS } from "../../providers/anthropic-models.ts";
-import type { ProviderName } from "../../config.ts";
 import type { Discovery } from "../../providers/discovery.ts";
-import { configuredProviders } from "../../providers/registry.ts";
-import type { Router } from "../../providers/routes.ts";
+import type { Live } from "../../providers/live.ts";
 import { auth, type Guard } from "../auth.ts";
 
 /** Anthropic's model object (`anthropic-version` callers). */
@@ -27,7 +24,8 @@ export interface ModelInfo {
   object: "model";
   created: number;
   owned_by: string;
-  provider: ProviderName;
+  /** The upstream that routes the id. */
+  provider: string;
 }
 
 /**
@@ -35,32 +33,36 @@ export interface ModelInfo {
  * `anthropic-version`. The list is what discovery knows now (it refreshes in the background), with
  * Anthropic's own model names before Bedrock's when it is configured.
  */
-export function modelRoutes(config: Config, guard: Guard, discovery: Discovery, router: Router) {
-  const configured = configuredProviders(config);
-  const claude: ModelInfo[] = configured.beta
-    ? [...ANTHROPIC_MODELS].filter(([, m]) => !m.aliasOf).map(([id, m]) => ({ id, object: "model", created: unix(m.released), owned_by: "anthropic", provider: "beta" }))
-    : [];
+export function modelRoutes(upstreams: Live, guard: Guard, discovery: Discovery) {
   const route = (id: string) => {
     try {
-      return router(id).provider;
+      return upstreams.current().router(id).targets[0]!.upstream;
     } catch {
       return undefined;
     }
   };
+  // Claude's own names, when an upstream that takes them is configured.
+  const claude = (): ModelInfo[] => {
+    const first = route("claude-sonnet-4-5");
+    if (!first || !upstreams.current().providers.configured(first)) return [];
+    return [...ANTHROPIC_MODELS].filter(([, m]) => !m.aliasOf).map(([id, m]) => ({ id, object: "model", created: unix(m.released), owned_by: "anthropic", provider: route(id) ?? first }));
+  };
   const listed = (): ModelInfo[] =>
-    discovery.list(configured, route).filter((m) => !ANTHROPIC_MODELS.has(m.id)).map(({ id, created, owned_by, provider }) => ({ id, object: "model" as const, created, owned_by, provider }));
-  // OpenAI's list keeps the providers' order (a chat's default model is the first one); Claude's names lead Bedrock's.
+    discovery.list(route).filter((m) => !ANTHROPIC_MODELS.has(m.id)).map(({ id, created, owned_by, provider }) => ({ id, object: "model" as const, created, owned_by, provider }));
+  // OpenAI's list keeps the upstreams' order (a chat's default model is the first one); Claude's names come before the first upstream that takes them.
   const models = (): ModelInfo[] => {
     const all = listed();
-    const at = all.findIndex((m) => m.provider !== "alpha");
-    return at === -1 ? [...all, ...claude] : [...all.slice(0, at), ...claude, ...all.slice(at)];
+    const names = claude();
+    if (!names.length) return all;
+    const at = all.findIndex((m) => m.provider === names[0]!.provider);
+    return at === -1 ? [...all, ...names] : [...all.slice(0, at), ...names, ...all.slice(at)];
   };
   // Anthropic's callers (Claude Code, the Anthropic SDKs) get Claude's names first.
-  const anthropicModels = () => [...claude, ...listed()].map(anthropicShape);
+  const anthropicModels = () => [...claude(), ...listed()].map(anthropicShape);
   const find = (id: string): ModelInfo => {
     const listed = models().find((m) => m.id === id);
     if (listed) return listed;
-    return { id, object: "model", created: 0, owned_by: "parley", provider: router(id).provider }; // 404 when the id routes nowhere
+    return { id, object: "model", created: 0, owned_by: "parley", provider: upstreams.current().router(id).targets[0]!.upstream }; // 404 when the id routes nowhere
   };
 
   return new Elysia({ name: "parley/models" })
@@ -70,10 +72,19 @@ export function modelRoutes(config: Config, guard: Guard, discovery: Discovery, 
       detail: { summary: "List models", description: "OpenAI's list; Anthropic's (limit, after_id, before_id) when the request has anthropic-version.", tags: ["models"] },
     })
     .get("/v1/models/*", ({ request, params }) => {
-      const id = decodeURIComponent(params["*"]);
+      const id = decoded(params["*"]);
       const model = find(id);
       return isAnthropic(request) ? anthropicShape(model) : model;
     }, { scope: "models", detail: { summary: "One model", tags: ["models"] } });
+}
+
+/** The id from the path; one that is not percent-encoded UTF-8 (`%ED%A0%80`, a lone surrogate; `%ff`) names no model. */
+function decoded(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw notFound(`No model has the id '${segment.slice(0, 200)}': it is not percent-encoded UTF-8.`);
+  }
 }
 
 const isAnthropic = (request: Request) => request.headers.has("anthropic-version");

@@ -1,0 +1,46 @@
+import { watch, type FSWatcher } from "node:fs";
+import { basename, dirname } from "node:path";
+import { ConfigError, type Loaded } from "../config.ts";
+import type { Logger } from "../log.ts";
+import type { App } from "./app.ts";
+
+/** Edits come as several writes (or a rename, from editors): one reload for a burst. */
+const SETTLE_MS = 150;
+
+/**
+ * Contract 13: the upstreams file is watched, and SIGHUP reloads it. A valid change applies to
+ * requests that start after it and one log line says what changed; an invalid one is refused with
+ * its FILE:LINE line, and the running configuration stays. The directory is watched, not the file:
+ * an editor that saves by renaming replaces the file a watch would hold.
+ */
+export function reloadUpstreams({ file, load, app, log }: { file: string | undefined; load: () => Loaded; app: App; log: Logger }): () => void {
+  let timer: Timer | undefined;
+  const apply = (why: string) => {
+    try {
+      const { config } = load();
+      log.info(`upstreams reloaded (${why}): ${app.reload(config)}`);
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      log.error(`upstreams not reloaded (${why}), the running configuration stays: ${error.message}`);
+    }
+  };
+  const later = (why: string) => {
+    clearTimeout(timer);
+    timer = setTimeout(() => apply(why), SETTLE_MS);
+  };
+  const hangup = () => apply("SIGHUP");
+  process.on("SIGHUP", hangup);
+  let watcher: FSWatcher | undefined;
+  if (file) {
+    const name = basename(file);
+    watcher = watch(dirname(file), (_event, changed) => {
+      if (changed === name) later(`${name} changed`);
+    });
+    watcher.unref();
+  }
+  return () => {
+    clearTimeout(timer);
+    watcher?.close();
+    process.off("SIGHUP", hangup);
+  };
+}
