@@ -210,3 +210,4 @@ function syntaxLine(lines: string[], message: string): number {
   }
   return lines.length;
 }
+
