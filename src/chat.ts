@@ -89,8 +89,11 @@ export function createChat({ config, upstreams, log, attachFiles }: ChatDeps) {
       // Same family with nothing to change (no alias, no files): the client's own body goes up.
       const dialect = input === output && request.fileIds.length === 0 ? input.dialect : undefined;
       const native = dialect && provider.native?.[dialect];
-      if (native && (provider.takesNative ? provider.takesNative(dialect, route.model) : route.model === request.model)) {
-        const nativeCall = { body: call.raw, json: call.body, model: route.model, requested, stream: request.stream, signal: call.signal, headers: call.headers };
+      // A request only the upstream's own API serves goes up with the upstream's id (an alias, `<upstream>/<model>`) in its body.
+      const renamed = native && !provider.takesNative && route.model !== request.model && request.needsNative !== undefined;
+      if (native && (provider.takesNative ? provider.takesNative(dialect, route.model) : route.model === request.model || renamed)) {
+        const body = renamed ? JSON.stringify({ ...call.body, model: route.model }) : call.raw;
+        const nativeCall = { body, json: renamed ? undefined : call.body, model: route.model, requested, stream: request.stream, signal: call.signal, headers: call.headers };
         const reply = await firstByte(native(nativeCall).then((reply) => opened(reply, provider.label)), ms, provider.label, abandonStream);
         if (reply.kind === "json") {
           done(reply.usage);
@@ -100,7 +103,7 @@ export function createChat({ config, upstreams, log, attachFiles }: ChatDeps) {
         const onEnd = call.onDone && ((tail: string) => done(output.usageIn?.(tail)));
         return { kind: "stream", body: guardStream(reply.chunks, reply.first, ending, reply.failure, () => incomplete(provider.label), onBreak, onEnd), contentType: reply.contentType };
       }
-      if (request.needsNative) throw invalidRequest(`${request.needsNative.reason}${native ? "" : ` (upstream '${upstream.name}' is of kind ${upstream.kind})`}`, `${request.needsNative.field}: not supported on a converted route`);
+      if (request.needsNative) throw invalidRequest(`${request.needsNative.reason} The upstream '${upstream.name}' is of kind ${upstream.kind}.`, `${request.needsNative.field}: not supported on a converted route`);
       if (!request.stream) {
         const reply = await firstByte(provider.complete(request, route.model, call.signal), ms, provider.label);
         done(reply.usage);

@@ -11,7 +11,7 @@ import { toOpenAIChat, usageTracker } from "./usage.ts";
  * The replies are written here for the mock: `text_completion`, whole or streamed.
  */
 
-const ONLY_NATIVE = { field: "model", reason: "POST /v1/completions is served by openai upstreams and by the mock only" };
+const ONLY_NATIVE = { field: "model", reason: "POST /v1/completions is served by openai upstreams and by the mock only." };
 
 function decodeRequest(body: Json): ChatRequest {
   const prompt = body.prompt;

@@ -62,6 +62,12 @@ describe("passthrough to an openai upstream", () => {
     expect(events.at(-1)!.data.error.type).toBe("service_unavailable_error");
   });
 
+  test("an id routed to an upstream by name goes up as that upstream's id", async () => {
+    const response = await post({ model: `alpha/${INSTRUCT}`, prompt: "x", suffix: "y" });
+    expect(response.status).toBe(200);
+    expect(gateway.openai.last().body).toEqual({ model: INSTRUCT, prompt: "x", suffix: "y" });
+  });
+
   test("a 503 before the answer is retried", async () => {
     gateway.openai.next({ kind: "error", status: 503, message: "busy" });
     const response = await post({ model: INSTRUCT, prompt: "x" });
