@@ -1,5 +1,5 @@
 import type { Answer, ChatOutcome, ChatDeps, EndpointCall } from "./chat.ts";
-import { invalidRequest } from "./errors.ts";
+import { invalidRequest, unavailable } from "./errors.ts";
 import { decodeEmbeddingRequest, encodeEmbeddings } from "./formats/embeddings.ts";
 import type { Upstream } from "./providers/kind.ts";
 import type { Provider } from "./providers/provider.ts";
@@ -27,7 +27,7 @@ export function createEmbeddings({ config, upstreams }: Pick<ChatDeps, "config" 
         // Routed under another id (an alias, `<upstream>/<model>`): the body names the upstream's.
         const body = target.model === requested ? call.raw : JSON.stringify({ ...call.body, model: target.model });
         const reply = await firstByte(native({ body, model: target.model, requested, stream: false, signal: call.signal }), upstream.timeoutMs, provider.label);
-        if (reply.kind !== "json") throw invalidRequest(`${provider.label} answered ${ENDPOINT} with a stream.`);
+        if (reply.kind !== "json") throw unavailable(`${provider.label} answered ${ENDPOINT} with a stream.`);
         call.onDone?.({ usage: reply.usage, ok: true });
         return { kind: "bytes", bytes: reply.body, contentType: reply.contentType };
       }
