@@ -21,7 +21,7 @@ function harValidator() {
   ajv.addMetaSchema(draft6);
   addFormats(ajv);
   for (const [name, schema] of Object.entries(schemas)) if (name !== "har") ajv.addSchema(schema);
-  return (compiled = ajv.compile(schemas.har));
+  return (compiled = ajv.compile(schemas.har!));
 }
 
 export const readHar = (file: string): Har => JSON.parse(readFileSync(file, "utf8"));
