@@ -5,7 +5,10 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { join } from "node:path";
-import { startFakeBedrock } from "../lib/fake-bedrock.ts";
+import { createCassettes } from "../../src/cassettes/cassettes.ts";
+import { createLogger } from "../../src/log.ts";
+import type { Upstream } from "../../src/providers/kind.ts";
+import { anthropicEvents, chunkFrame, converseEvents, eventFrame, startFakeBedrock } from "../lib/fake-bedrock.ts";
 import { startFakeOpenAI } from "../lib/fake-openai.ts";
 import { testApp } from "../lib/app.ts";
 import { harErrors, readHar, stable, tempDir } from "./lib.ts";
@@ -114,5 +117,28 @@ describe("record, then replay with the upstreams stopped and no keys", () => {
     expect(sse.response.content.encoding).toBeUndefined();
     expect(sse.response.content.text).toContain("data: ");
     expect(new Set(har.log.entries.map((e) => `${e._upstream}/${e._kind}`))).toEqual(new Set(["alpha/openai", "beta/bedrock"]));
+  });
+});
+
+describe("at the upstream boundary", () => {
+  const upstream = { name: "beta", kind: "bedrock" } as Upstream;
+  const [replaying] = createCassettes({ dir, mode: "replay", pace: "fast" }, createLogger("silent")).upstreams({ upstreams: [upstream], routes: [] }).upstreams;
+  const streams = readHar(join(dir, "default.har")).log.entries.filter((e) => e.request.url.includes("/converse-stream") || e.request.url.includes("/invoke-with-response-stream"));
+  const frames = {
+    "converse-stream": converseEvents().map((e) => eventFrame(...(Object.entries(e)[0] as [string, object]))),
+    "invoke-with-response-stream": anthropicEvents().map(chunkFrame),
+  };
+
+  test("a replayed AWS event-stream comes in the recorded chunks, and its bytes are the frames the upstream sent", async () => {
+    expect(streams.length).toBe(3);
+    for (const entry of streams) {
+      const response = await replaying!.fetch!(entry.request.url, { method: "POST", body: entry.request.postData!.text });
+      expect(response.headers.get("content-type")).toBe("application/vnd.amazon.eventstream");
+      const chunks: Uint8Array[] = [];
+      for await (const chunk of response.body!) chunks.push(chunk);
+      expect(chunks.map((c) => c.byteLength)).toEqual(entry.response.content._chunks!.map((c) => c.size));
+      const action = entry.request.url.includes("/converse-stream") ? "converse-stream" : "invoke-with-response-stream";
+      expect(Buffer.concat(chunks)).toEqual(Buffer.concat(frames[action]));
+    }
   });
 });
