@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { defineCommand } from "citty";
 import { ConfigError, loadConfig, setConfigValue, type Loaded } from "../config.ts";
@@ -88,7 +88,9 @@ function summarize({ config, entries, configFile, upstreamsFile }: Loaded, log: 
   const source = entries.find((e) => e.key === "API_KEY")?.source;
   log.info(`API key: ${source === "config file" ? `in ${configFile}` : `from ${source === "env" ? "the environment" : source === ".env" ? "./.env" : source}`}`);
   log.info(`data: ${config.dataDir}; files in ${config.files.bucket ? `S3 bucket ${config.files.bucket}` : "the local store there"}`);
-  if (config.cassettes) log.info(`cassettes: ${config.cassettes.mode} in ${config.cassettes.dir}${config.cassettes.mode === "replay" ? " (no upstream call goes out)" : ""}`);
+  const { cassettes } = config;
+  if (cassettes) log.info(`cassettes: ${cassettes.mode} in ${cassettes.dir}${cassettes.mode === "replay" ? " (no upstream call goes out)" : ""}`);
+  if (cassettes?.mode === "replay" && !existsSync(cassettes.dir)) log.warn(`the cassettes directory ${cassettes.dir} does not exist: every upstream call will be a replay miss (404)`);
   const real = config.upstreams.upstreams.filter((u) => u.kind !== "mock");
   if (!real.some((u) => !missing(u))) {
     log.warn(`no real upstream is configured: only the built-in mock answers (model "mock"); set ${real.map((u) => `${u.name}: ${missing(u)}`).join("; or ")} (parley config set KEY VALUE), or declare upstreams in parley.toml`);

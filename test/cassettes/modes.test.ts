@@ -3,7 +3,9 @@ import { afterAll, beforeEach, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { startFakeOpenAI } from "../lib/fake-openai.ts";
-import { testApp } from "../lib/app.ts";
+import { testApp, testConfig } from "../lib/app.ts";
+import { ConfigError } from "../../src/config.ts";
+import { missing } from "../../src/providers/upstreams.ts";
 import { harErrors, readHar, tempDir } from "./lib.ts";
 
 const openai = await startFakeOpenAI();
@@ -240,5 +242,22 @@ describe("without --cassettes", () => {
     const recording = gateway(tempDir(), "record");
     const withFetch = recording.app.upstreams.current().declared.upstreams.map((u) => [u.kind, typeof u.fetch]);
     expect(withFetch).toEqual([["openai", "function"], ["bedrock", "function"], ["mock", "undefined"]]);
+  });
+});
+
+describe("configuration", () => {
+  test("the mode is record, replay (the default) or auto; recording needs one worker", () => {
+    expect(testConfig({ PARLEY_CASSETTES: "cassettes" }).cassettes).toEqual({ dir: "cassettes", mode: "replay", pace: "fast" });
+    expect(() => testConfig({ PARLEY_CASSETTES: "cassettes", PARLEY_CASSETTE_MODE: "playback" })).toThrow("PARLEY_CASSETTE_MODE=\"playback\" (from env) is invalid: expected one of record, replay, auto");
+    expect(() => testConfig({ PARLEY_CASSETTES: "cassettes", PARLEY_CASSETTE_MODE: "record", WORKERS: "2" })).toThrow(ConfigError);
+    expect(testConfig({ PARLEY_CASSETTES: "cassettes", WORKERS: "4" }).workers).toBe(4);
+    expect(testConfig({}).cassettes).toBeUndefined();
+  });
+
+  test("replay needs no keys: every upstream counts as configured; recording still needs them", () => {
+    const replaying = testConfig({ PARLEY_CASSETTES: "cassettes", BETA_REGION: "us-east-1" });
+    expect(replaying.upstreams.upstreams.map((u) => [u.name, missing(u)])).toEqual([["alpha", undefined], ["beta", undefined], ["mock", undefined]]);
+    const recording = testConfig({ PARLEY_CASSETTES: "cassettes", PARLEY_CASSETTE_MODE: "record", BETA_REGION: "us-east-1" });
+    expect(missing(recording.upstreams.upstreams[0]!)).toContain("ALPHA_API_KEY");
   });
 });

@@ -49,7 +49,7 @@ interface Answer {
   text: string;
 }
 const ask = async (app: ReturnType<typeof testApp>, [, path, body]: (typeof CALLS)[number], tag: string): Promise<Answer> => {
-  const response = await app.json(path, body, { headers: { "x-parley-tag": tag } });
+  const response = await app.json(path, body, { headers: { "x-parley-tag": tag, "x-parley-cassette": "suite" } });
   return { status: response.status, contentType: response.headers.get("content-type"), text: stable(await response.text()) };
 };
 const usageOf = async (app: ReturnType<typeof testApp>) => {
@@ -99,8 +99,9 @@ describe("record, then replay with the upstreams stopped and no keys", () => {
   });
 
   test("the cassette is HAR 1.2 by its JSON schema, one entry per upstream call, streams whole with their chunks", () => {
-    const har = readHar(join(dir, "default.har"));
+    const har = readHar(join(dir, "suite.har"));
     expect(harErrors(har)).toEqual([]);
+    expect(har.log.entries.length).toBe(CALLS.length);
     expect(har.log.version).toBe("1.2");
     // The chat stream and the /v1/messages stream.
     const invokes = har.log.entries.filter((e) => e.request.url.endsWith("/invoke-with-response-stream"));
@@ -112,7 +113,10 @@ describe("record, then replay with the upstreams stopped and no keys", () => {
       expect(content._chunks!.reduce((n, c) => n + c.size, 0)).toBe(content.size);
       expect(Buffer.from(content.text!, "base64").byteLength).toBe(content.size);
     }
-    expect(har.log.entries.filter((e) => e.request.method === "GET").map((e) => new URL(e.request.url).pathname).sort()).toEqual(["/foundation-models", "/inference-profiles", "/inference-profiles", "/v1/models"]);
+    // Every call a request made is in the cassette it named; model discovery, which no request makes, in `default`.
+    const discovery = readHar(join(dir, "default.har"));
+    expect(harErrors(discovery)).toEqual([]);
+    expect(discovery.log.entries.map((e) => `${e.request.method} ${new URL(e.request.url).pathname}`).sort()).toEqual(["GET /foundation-models", "GET /inference-profiles", "GET /inference-profiles", "GET /v1/models"]);
     const sse = har.log.entries.find((e) => e.response.content.mimeType.startsWith("text/event-stream"))!;
     expect(sse.response.content.encoding).toBeUndefined();
     expect(sse.response.content.text).toContain("data: ");
@@ -122,8 +126,10 @@ describe("record, then replay with the upstreams stopped and no keys", () => {
 
 describe("at the upstream boundary", () => {
   const upstream = { name: "beta", kind: "bedrock" } as Upstream;
-  const [replaying] = createCassettes({ dir, mode: "replay", pace: "fast" }, createLogger("silent")).upstreams({ upstreams: [upstream], routes: [] }).upstreams;
-  const streams = readHar(join(dir, "default.har")).log.entries.filter((e) => e.request.url.includes("/converse-stream") || e.request.url.includes("/invoke-with-response-stream"));
+  const cassettes = createCassettes({ dir, mode: "replay", pace: "fast" }, createLogger("silent"));
+  const [replaying] = cassettes.upstreams({ upstreams: [upstream], routes: [] }).upstreams;
+  const suite = new Request("http://localhost/", { headers: { "x-parley-cassette": "suite" } });
+  const streams = readHar(join(dir, "suite.har")).log.entries.filter((e) => e.request.url.includes("/converse-stream") || e.request.url.includes("/invoke-with-response-stream"));
   const frames = {
     "converse-stream": converseEvents().map((e) => eventFrame(...(Object.entries(e)[0] as [string, object]))),
     "invoke-with-response-stream": anthropicEvents().map(chunkFrame),
@@ -132,7 +138,7 @@ describe("at the upstream boundary", () => {
   test("a replayed AWS event-stream comes in the recorded chunks, and its bytes are the frames the upstream sent", async () => {
     expect(streams.length).toBe(3);
     for (const entry of streams) {
-      const response = await replaying!.fetch!(entry.request.url, { method: "POST", body: entry.request.postData!.text });
+      const response = await cassettes.within(suite, () => replaying!.fetch!(entry.request.url, { method: "POST", body: entry.request.postData!.text }));
       expect(response.headers.get("content-type")).toBe("application/vnd.amazon.eventstream");
       const chunks: Uint8Array[] = [];
       for await (const chunk of response.body!) chunks.push(chunk);
