@@ -24,7 +24,7 @@ export function createOpenAIProvider(upstream: Declared<OpenAISettings>): Provid
   // the silences of a stream are timed by streamedBody.
   const timeout = upstream.timeoutMs;
   const post = async (body: string, signal: AbortSignal, url = urls.chat) => {
-    const response = await fetch(url, { method: "POST", body, headers, signal, timeout }).catch((error) => fetchFailed(up, error));
+    const response = await (upstream.fetch ?? fetch)(url, { method: "POST", body, headers, signal, timeout }).catch((error) => fetchFailed(up, error));
     if (!response.ok) throw upstreamErrorText(up, response.status, await response.text().catch(() => ""), response.headers.get("retry-after"));
     return response;
   };
