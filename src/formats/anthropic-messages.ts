@@ -1,6 +1,7 @@
 import { validationError } from "../errors.ts";
 import { pushSystem, type ChatReply, type ChatRequest, type Message, type Part, type Tool, type ToolChoice } from "../ir.ts";
-import { anthropicReply, anthropicStream, type AnthropicDialect } from "./anthropic-reply.ts";
+import { encodeReply as anthropicReply, type EncodeOptions } from "../wire/anthropic/reply.ts";
+import { streamEncoder as anthropicStream } from "../wire/anthropic/stream.ts";
 import type { Codec, StreamEncoder } from "./codec.ts";
 import {
   fileIds, isObject, messageList, numberIn, objectList, optionalBoolean, optionalString, positiveInt, stringList,
@@ -114,7 +115,7 @@ function decodeToolChoice(value: unknown): ToolChoice | undefined {
 // ---- IR -> client reply ----
 
 /** As Bedrock serves it: no thinking blocks; input (the cache included, as `prompt_tokens` counts it: contract 2) and output tokens only. */
-const dialect: AnthropicDialect = {
+const dialect: EncodeOptions = {
   usage: (usage, at) =>
     at === "end"
       ? { output_tokens: usage?.output ?? 0, ...(usage?.input ? { input_tokens: usage.input.total } : {}) }

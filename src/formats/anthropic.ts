@@ -1,11 +1,12 @@
 import { errorBody, invalidRequest, validationError } from "../errors.ts";
-import { pushSystem, type ChatReply, type ChatRequest, type Message, type Part, type ResponseFormat, type Tool, type ToolChoice, type Usage } from "../ir.ts";
-import { anthropicReply, anthropicStream, type AnthropicDialect } from "./anthropic-reply.ts";
+import { pushSystem, type ChatReply, type ChatRequest, type Message, type Part, type ResponseFormat, type Tool, type ToolChoice } from "../ir.ts";
 import type { Codec, StreamEncoder } from "./codec.ts";
 import {
   isObject, messageList, numberIn, objectList, optionalBoolean, optionalString, positiveInt, stringList, type Json,
 } from "./read.ts";
-import { fromAnthropic, fromInvocationMetrics, toAnthropic } from "./usage.ts";
+import { encodeReply as anthropicReply, type EncodeOptions } from "../wire/anthropic/reply.ts";
+import { streamEncoder as anthropicStream } from "../wire/anthropic/stream.ts";
+import { toAnthropic, usageIn } from "../wire/anthropic/usage.ts";
 
 /**
  * The Anthropic Messages API as api.anthropic.com serves it (`POST /v1/messages`). To Bedrock Claude
@@ -163,7 +164,7 @@ function decodeOutputFormat(value: unknown): ResponseFormat | undefined {
 // ---- IR -> client reply ----
 
 /** Thinking blocks kept, the cache's token counts, and who called a tool (the model itself: `direct`). */
-const dialect: AnthropicDialect = {
+const dialect: EncodeOptions = {
   usage: (usage, at) => (at === "start" ? { ...toAnthropic(usage), output_tokens: 0 } : toAnthropic(usage)),
   thinking: true,
   caller: { type: "direct" },
@@ -171,27 +172,5 @@ const dialect: AnthropicDialect = {
 };
 const encodeReply = (reply: ChatReply, model: string) => anthropicReply(reply, model, dialect);
 const streamEncoder = (model: string): StreamEncoder => anthropicStream(model, dialect);
-
-/**
- * Token counts at the end of a stream passed through: Bedrock's invocation metrics on
- * message_stop, else message_delta's usage (output tokens, and input tokens where sent).
- */
-function usageIn(tail: string): Usage | undefined {
-  const metrics = /"amazon-bedrock-invocationMetrics"\s*:\s*(\{[^}]*\})/.exec(tail)?.[1];
-  const m = metrics ? parseJson(metrics) : undefined;
-  if (m) return fromInvocationMetrics(m);
-  const usage = /"type"\s*:\s*"message_delta".*?"usage"\s*:\s*(\{[^}]*\})/s.exec(tail)?.[1];
-  const u = usage ? parseJson(usage) : undefined;
-  return u ? fromAnthropic(u) : undefined;
-}
-
-function parseJson(text: string): Json | undefined {
-  try {
-    const value = JSON.parse(text);
-    return isObject(value) ? value : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 export const anthropic: Codec = { decodeRequest, encodeReply, streamEncoder, lastEvent: "message_stop", dialect: "anthropic-messages", usageIn };

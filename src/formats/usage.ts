@@ -1,5 +1,5 @@
-import { uncachedInput, type InputTokens, type Usage } from "../ir.ts";
-import { isObject, numberOr, type Json } from "./read.ts";
+import type { InputTokens, Usage } from "../ir.ts";
+import { isObject, numberOr } from "./read.ts";
 
 /**
  * Each dialect's usage object, read into the IR's `Usage` and written from it. The dialects count
@@ -9,25 +9,6 @@ import { isObject, numberOr, type Json } from "./read.ts";
 
 const count = (value: unknown) => numberOr(value) ?? 0;
 export const NO_INPUT: InputTokens = { total: 0, cacheRead: 0, cacheWrite: 0 };
-
-/** Anthropic Messages (and Claude on Bedrock): `input_tokens` counts beside the cache. */
-export function fromAnthropic(u: Json): Usage {
-  const cacheRead = count(u.cache_read_input_tokens);
-  const cacheWrite = count(u.cache_creation_input_tokens);
-  return { input: { total: count(u.input_tokens) + cacheRead + cacheWrite, cacheRead, cacheWrite }, output: count(u.output_tokens) };
-}
-
-export function toAnthropic(usage: Partial<Usage> | undefined): Json {
-  const input = usage?.input ?? NO_INPUT;
-  return { input_tokens: uncachedInput(input), cache_creation_input_tokens: input.cacheWrite, cache_read_input_tokens: input.cacheRead, output_tokens: usage?.output ?? 0 };
-}
-
-/** Bedrock's `amazon-bedrock-invocationMetrics` (a stream's last chunk): the cache counted beside the input, as Anthropic does. */
-export function fromInvocationMetrics(m: Json): Usage {
-  const cacheRead = count(m.cacheReadInputTokenCount);
-  const cacheWrite = count(m.cacheWriteInputTokenCount);
-  return { input: { total: count(m.inputTokenCount) + cacheRead + cacheWrite, cacheRead, cacheWrite }, output: count(m.outputTokenCount) };
-}
 
 /** Chat Completions: `prompt_tokens` includes `cached_tokens` (and the `cache_write_tokens` some compatible servers report). */
 export function fromOpenAIChat(u: unknown): Usage | undefined {

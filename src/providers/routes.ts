@@ -77,9 +77,10 @@ export function createRouter({ upstreams, routes, modelAliases, modelRoutes }: R
       const sent = route.model ?? model;
       return { requested, name: route.name, targets: route.to.map((t) => target(byName.get(t.upstream)!, t.model ?? sent, t.weight)), weighted: route.weighted };
     }
-    const listing = known.upstreamsOf(model);
-    if (listing.length) return to(requested, listing.map((name) => byName.get(name)!), model);
-    if (model.startsWith("claude-") && claude.length) return to(requested, claude, model);
+    const listing = known.upstreamsOf(model).map((name) => byName.get(name)!);
+    // A Claude name Anthropic's API lists still fails over to Bedrock, which lists it by another id.
+    const claudes = model.startsWith("claude-") && listing.every((u) => KINDS[u.kind].claude !== undefined) ? claude.filter((u) => !listing.includes(u)) : [];
+    if (listing.length || claudes.length) return to(requested, [...listing, ...claudes], model);
     const matched = builtIn.find(({ pattern }) => pattern.test(model));
     if (matched) return to(requested, matched.of, model);
     throw unknownModel(requested, known.ids());

@@ -1,7 +1,7 @@
 import type { Config } from "../config.ts";
 import { GatewayError } from "../errors.ts";
 import type { ChatRequest, Part } from "../ir.ts";
-import type { Dialect } from "./provider.ts";
+import { takesNative, type Dialect } from "./provider.ts";
 import type { Live } from "./live.ts";
 
 /** What an image or a page costs, roughly, when only its bytes are known (Anthropic's rule: ~1,600 for a 1-megapixel image). */
@@ -62,7 +62,7 @@ export function createTokenCounter(config: Pick<Config, "defaultModel">, upstrea
     const route = requested ? router(requested).targets[0] : undefined;
     const provider = route ? await providers(route.upstream).catch(() => undefined) : undefined;
     const counter = provider?.countTokens?.[dialect];
-    if (route && provider && counter && (provider.takesNative?.(dialect, route.model) ?? true)) {
+    if (route && provider && counter && takesNative(provider, dialect, route.model, request.model)) {
       try {
         return { tokens: await counter({ body: raw, model: route.model, requested: requested!, stream: false, signal, headers }), estimate: false };
       } catch (error) {

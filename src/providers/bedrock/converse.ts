@@ -4,7 +4,7 @@ import { isObject, numberOr, parseArguments, stringOr, type Json } from "../../f
 import { alternating, systemOnTop, type ChatReply, type ChatRequest, type Part, type StreamEvent, type Turn, type Usage } from "../../ir.ts";
 import { refuseUnsupported } from "../cross-family.ts";
 import { badShape, type Upstream } from "../upstream-errors.ts";
-import { fromStopReason } from "./anthropic.ts";
+import { fromStopReason } from "../../wire/anthropic/stop-reason.ts";
 
 /** The Bedrock Converse API: used for every Bedrock family without a native body here. */
 
