@@ -6,9 +6,10 @@ import { startGateway } from "./gateway.ts";
 
 /**
  * parley with an `anthropic` upstream (the fake Anthropic API) declared in a parley.toml, beside the
- * fake Bedrock: as `beta` (the variables') and as the file's `bedrock-us`. `toml` adds routes.
+ * fake Bedrock: as `beta` (the variables') and as the file's `bedrock-us`. `toml` adds routes,
+ * `anthropicKeys` lines to the anthropic upstream's table.
  */
-export async function startClaudeGateway(env: Record<string, string> = {}, toml = "") {
+export async function startClaudeGateway(env: Record<string, string> = {}, toml = "", anthropicKeys = "") {
   const anthropic = await startFakeAnthropic();
   const dir = mkdtempSync(join(tmpdir(), "parley-claude-"));
   const file = join(dir, "parley.toml");
@@ -17,6 +18,7 @@ export async function startClaudeGateway(env: Record<string, string> = {}, toml 
 kind = "anthropic"
 api_key = "${FAKE_ANTHROPIC_KEY}"
 base_url = "${anthropic.url}"
+${anthropicKeys}
 
 [upstreams.bedrock-us]
 kind = "bedrock"
