@@ -44,6 +44,8 @@ export async function startFakeAnthropic() {
   const { received, state } = controls;
   /** GET /v1/models: these, `pageSize` a page; `calls` counts the pages asked for. */
   const models = { list: [...FAKE_ANTHROPIC_MODELS], pageSize: 2, calls: 0 };
+  /** While set, every Messages call answers with it (an outage), scripts or not. */
+  const outage: { script?: AnthropicScript } = {};
 
   const server = Bun.serve({
     hostname: "127.0.0.1",
@@ -59,7 +61,7 @@ export async function startFakeAnthropic() {
       received.push({ path: url.pathname, headers: request.headers, body, raw });
       if (url.pathname === "/v1/messages/count_tokens") return Response.json({ input_tokens: countOf(raw) });
       if (url.pathname !== "/v1/messages") return error(404, "not_found_error", `Not found: ${url.pathname}`);
-      const script = take() ?? (body.stream ? { kind: "stream", events: messageEvents(body.model) } : { kind: "json", body: message(body.model) });
+      const script = outage.script ?? take() ?? (body.stream ? { kind: "stream", events: messageEvents(body.model) } : { kind: "json", body: message(body.model) });
       switch (script.kind) {
         case "error":
           return error(script.status, script.type, script.message, script.headers);
@@ -112,6 +114,11 @@ export async function startFakeAnthropic() {
     url: `http://127.0.0.1:${server.port}`,
     ...controls,
     models,
+    outage,
+    reset() {
+      controls.reset();
+      delete outage.script;
+    },
     /** The next calls answer 529 overloaded_error (Anthropic's busy signal). */
     overloaded: (times = 1) => controls.next(...Array.from({ length: times }, () => ({ kind: "error" as const, status: 529, type: "overloaded_error", message: "Overloaded" }))),
     /** The next calls answer 429 rate_limit_error with a retry-after. */
