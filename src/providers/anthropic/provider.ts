@@ -1,7 +1,7 @@
 import { createParser } from "eventsource-parser";
 import type { StreamEvent } from "../../ir.ts";
 import { decodeReply } from "../../wire/anthropic/reply.ts";
-import { encodeRequest } from "../../wire/anthropic/request.ts";
+import { encodeRequest } from "../../wire/anthropic/encode-request.ts";
 import { streamDecoder } from "../../wire/anthropic/stream.ts";
 import { settingName, type Upstream as Declared } from "../kind.ts";
 import type { Provider } from "../provider.ts";

@@ -5,7 +5,7 @@ import type { Provider } from "../provider.ts";
 import type { BedrockSettings } from "./kind.ts";
 import { parseUpstreamJson, type Upstream } from "../upstream-errors.ts";
 import { decodeReply as decodeClaude } from "../../wire/anthropic/reply.ts";
-import { encodeRequest as encodeClaude } from "../../wire/anthropic/request.ts";
+import { encodeRequest as encodeClaude } from "../../wire/anthropic/encode-request.ts";
 import { streamDecoder as claudeStream } from "../../wire/anthropic/stream.ts";
 import { createBedrockControl } from "./control.ts";
 import { converseStreamDecoder, decodeConverse, encodeConverse } from "./converse.ts";

@@ -3,20 +3,19 @@ import { randomId } from "../../formats/codec.ts";
 import { isObject, parseArguments, stringOr, type Json } from "../../formats/read.ts";
 import type { ChatReply, ChatRequest, Part, SseEvent, Usage } from "../../ir.ts";
 import { badShape, type Upstream } from "../../providers/upstream-errors.ts";
-import { FORMAT_TOOL } from "./request.ts";
+import { FORMAT_TOOL } from "./encode-request.ts";
 import { fromStopReason, toStopReason } from "./stop-reason.ts";
-import { fromAnthropic } from "./usage.ts";
+import { fromAnthropic, usageObject, type CacheTokens } from "./usage.ts";
 
 /** A whole Anthropic message: read from an upstream into the IR, written from the IR for a client. */
 
 /**
- * What the one encoder leaves to the endpoint: `/v1/messages` writes Anthropic's usage (the cache
- * beside the input), thinking blocks and tool callers; the spec's `beta_messages` format writes the
- * input with its cache (as `prompt_tokens` counts it: contract 2) and no thinking.
+ * What the one encoder leaves to the endpoint: `/v1/messages` writes Anthropic's usage, thinking
+ * blocks and tool callers; the spec's `beta_messages` format the input with its cache (see
+ * `CacheTokens`) and no thinking.
  */
 export interface EncodeOptions {
-  /** The usage object of a whole reply, of message_start and of message_delta. */
-  usage(usage: Partial<Usage> | undefined, at: "reply" | "start" | "end"): Json;
+  cache: CacheTokens;
   /** False: reasoning has no place in this dialect and is left out. */
   thinking: boolean;
   /** What a tool_use block's `caller` says, in a dialect whose blocks have one. */
@@ -35,7 +34,7 @@ export function encodeReply(reply: ChatReply, model: string, options: EncodeOpti
     content: reply.content.flatMap((part) => contentBlock(part, options)),
     stop_reason: toStopReason(reply.finish),
     stop_sequence: reply.finish.stopSequence ?? null,
-    usage: options.usage(reply.usage, "reply"),
+    usage: usageObject(reply.usage, "reply", options.cache),
   };
 }
 

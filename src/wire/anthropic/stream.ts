@@ -5,9 +5,9 @@ import { usageTracker } from "../../formats/usage.ts";
 import type { ChatRequest, Finish, SseEvent, StreamEvent } from "../../ir.ts";
 import { badShape, type Upstream } from "../../providers/upstream-errors.ts";
 import type { EncodeOptions } from "./reply.ts";
-import { FORMAT_TOOL } from "./request.ts";
+import { FORMAT_TOOL } from "./encode-request.ts";
 import { fromStopReason, toStopReason } from "./stop-reason.ts";
-import { fromAnthropic } from "./usage.ts";
+import { fromAnthropic, usageObject } from "./usage.ts";
 
 /** Anthropic's event stream: read from an upstream into IR events, written from them for a client. */
 
@@ -88,7 +88,7 @@ export function streamEncoder(model: string, dialect: EncodeOptions): StreamEnco
   const start = (): SseEvent[] => {
     if (started) return [];
     started = true;
-    const message = { id, type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage: dialect.usage(usage, "start") };
+    const message = { id, type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage: usageObject(usage, "start", dialect.cache) };
     return [sse("message_start", { message })];
   };
   const close = (): SseEvent[] => {
@@ -147,7 +147,7 @@ export function streamEncoder(model: string, dialect: EncodeOptions): StreamEnco
       return [
         ...start(),
         ...close(),
-        sse("message_delta", { delta: { stop_reason: toStopReason(stop), stop_sequence: stop.stopSequence ?? null }, usage: dialect.usage(usage, "end") }),
+        sse("message_delta", { delta: { stop_reason: toStopReason(stop), stop_sequence: stop.stopSequence ?? null }, usage: usageObject(usage, "end", dialect.cache) }),
         sse("message_stop", {}),
       ];
     },

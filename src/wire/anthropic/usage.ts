@@ -20,6 +20,20 @@ export function toAnthropic(usage: Partial<Usage> | undefined): Json {
   return { input_tokens: uncachedInput(input), cache_creation_input_tokens: input.cacheWrite, cache_read_input_tokens: input.cacheRead, output_tokens: usage?.output ?? 0 };
 }
 
+/**
+ * How a reply writes its usage. `apart` is Anthropic's own (input without the cache, cache reads
+ * and writes beside it); `included` is the spec's beta_messages rule (contract 2): the input with its
+ * cache, as `prompt_tokens` counts it, and no cache fields.
+ */
+export type CacheTokens = "apart" | "included";
+
+/** The usage object of a whole reply, of message_start (no output yet) and of message_delta. */
+export function usageObject(usage: Partial<Usage> | undefined, at: "reply" | "start" | "end", cache: CacheTokens): Json {
+  if (cache === "apart") return at === "start" ? { ...toAnthropic(usage), output_tokens: 0 } : toAnthropic(usage);
+  if (at === "end") return { output_tokens: usage?.output ?? 0, ...(usage?.input ? { input_tokens: usage.input.total } : {}) };
+  return { input_tokens: usage?.input?.total ?? 0, output_tokens: at === "start" ? 0 : (usage?.output ?? 0) };
+}
+
 /** Bedrock's `amazon-bedrock-invocationMetrics` (a Claude stream's last chunk there): the cache counted beside the input, as Anthropic does. */
 export function fromInvocationMetrics(m: Json): Usage {
   const cacheRead = count(m.cacheReadInputTokenCount);
