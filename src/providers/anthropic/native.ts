@@ -1,3 +1,4 @@
+import { indexOf, utf8Slice } from "../../bytes.ts";
 import type { Json } from "../../formats/read.ts";
 import { isObject, numberOr } from "../../formats/read.ts";
 import type { InputTokens } from "../../ir.ts";
@@ -103,5 +104,3 @@ function firstEvent(up: Upstream, head: Uint8Array, end: number, requested: stri
 /** Bytes read at most for the first event: message_start is small. */
 const MAX_HEAD = 64 * 1024;
 const BLANK = Buffer.from("\n\n");
-const { indexOf } = Buffer.prototype;
-const { utf8Slice } = Buffer.prototype as unknown as Record<"utf8Slice", (this: Uint8Array, start: number, end: number) => string>;
