@@ -10,18 +10,6 @@ import { isObject, numberOr } from "./read.ts";
 const count = (value: unknown) => numberOr(value) ?? 0;
 export const NO_INPUT: InputTokens = { total: 0, cacheRead: 0, cacheWrite: 0 };
 
-/** Chat Completions: `prompt_tokens` includes `cached_tokens` (and the `cache_write_tokens` some compatible servers report). */
-export function fromOpenAIChat(u: unknown): Usage | undefined {
-  if (!isObject(u)) return undefined;
-  const details = isObject(u.prompt_tokens_details) ? u.prompt_tokens_details : {};
-  return { input: { total: count(u.prompt_tokens), cacheRead: count(details.cached_tokens), cacheWrite: count(details.cache_write_tokens) }, output: count(u.completion_tokens) };
-}
-
-export const toOpenAIChat = ({ input, output }: Usage) => ({
-  prompt_tokens: input.total, completion_tokens: output, total_tokens: input.total + output,
-  ...(input.cacheRead ? { prompt_tokens_details: { cached_tokens: input.cacheRead } } : {}),
-});
-
 /** The Responses API: `input_tokens` includes the cached tokens, as Chat Completions' prompt tokens do. */
 export function fromResponses(u: unknown): Usage | undefined {
   if (!isObject(u)) return undefined;

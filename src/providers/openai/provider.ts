@@ -6,7 +6,9 @@ import type { NativeCall, NativeReply, Provider } from "../provider.ts";
 import { labelOf, urlOf, type OpenAISettings } from "./kind.ts";
 import { fetchError, fetchFailed, parseUpstreamJson, streamedBody, upstreamErrorText, type Upstream } from "../upstream-errors.ts";
 import { checkResponse } from "./responses-wire.ts";
-import { checkCompletion, decodeReply, encodeRequest, streamDecoder } from "./wire.ts";
+import { encodeRequest } from "../../wire/openai-chat/encode-request.ts";
+import { checkCompletion, decodeReply } from "../../wire/openai-chat/reply.ts";
+import { streamDecoder } from "../../wire/openai-chat/stream.ts";
 
 /**
  * OpenAI, or any server that speaks its API (Ollama, vLLM, LM Studio) via ALPHA_BASE_URL.
