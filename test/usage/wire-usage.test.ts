@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { fromResponses, toResponses } from "../../src/formats/usage.ts";
+import { fromResponses, toResponses } from "../../src/wire/responses/usage.ts";
 import { fromOpenAIChat, toOpenAIChat } from "../../src/wire/openai-chat/usage.ts";
 import { fromAnthropic, fromInvocationMetrics, toAnthropic } from "../../src/wire/anthropic/usage.ts";
 

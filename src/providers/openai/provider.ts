@@ -5,7 +5,7 @@ import { settingName, type Upstream as Declared } from "../kind.ts";
 import type { NativeCall, NativeReply, Provider } from "../provider.ts";
 import { labelOf, urlOf, type OpenAISettings } from "./kind.ts";
 import { fetchError, fetchFailed, parseUpstreamJson, streamedBody, upstreamErrorText, type Upstream } from "../upstream-errors.ts";
-import { checkResponse } from "./responses-wire.ts";
+import { checkResponse } from "../../wire/responses/reply.ts";
 import { encodeRequest } from "../../wire/openai-chat/encode-request.ts";
 import { checkCompletion, decodeReply } from "../../wire/openai-chat/reply.ts";
 import { streamDecoder } from "../../wire/openai-chat/stream.ts";
