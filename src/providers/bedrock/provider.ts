@@ -8,8 +8,10 @@ import { decodeReply as decodeClaude } from "../../wire/anthropic/reply.ts";
 import { encodeRequest as encodeClaude } from "../../wire/anthropic/encode-request.ts";
 import { streamDecoder as claudeStream } from "../../wire/anthropic/stream.ts";
 import { createBedrockControl } from "./control.ts";
-import { converseStreamDecoder, decodeConverse, encodeConverse } from "./converse.ts";
-import * as titan from "./titan.ts";
+import { converseStreamDecoder, decodeConverse, encodeConverse } from "../../wire/converse/converse.ts";
+import * as titanReply from "../../wire/titan/reply.ts";
+import * as titanRequest from "../../wire/titan/request.ts";
+import * as titanStream from "../../wire/titan/stream.ts";
 import { BEDROCK_ANTHROPIC_VERSION, createAnthropicNative } from "./native.ts";
 import { createBedrockTransport } from "./transport.ts";
 
@@ -33,7 +35,7 @@ interface InvokeBody {
 
 const INVOKE: Record<"anthropic" | "titan", InvokeBody> = {
   anthropic: { encode: (request) => ({ anthropic_version: BEDROCK_ANTHROPIC_VERSION, ...encodeClaude(request, "AWS Bedrock") }), decode: decodeClaude, decoder: claudeStream },
-  titan: { encode: titan.encodeRequest, decode: titan.decodeReply, decoder: titan.streamDecoder },
+  titan: { encode: titanRequest.encodeRequest, decode: titanReply.decodeReply, decoder: titanStream.streamDecoder },
 };
 
 export function createBedrockProvider(upstream: Declared<BedrockSettings>): Provider {
