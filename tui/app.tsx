@@ -3,7 +3,7 @@ import { homedir } from "node:os";
 import { basename, resolve } from "node:path";
 import { Box, Text, useApp, useInput, usePaste, useWindowSize } from "ink";
 import { memo, useEffect, useMemo, useState } from "react";
-import type { Client, ServerFile, Settings } from "./client.ts";
+import type { Client, ListedModel, ServerFile, Settings } from "./client.ts";
 import { copyToClipboard } from "./clipboard.ts";
 import { HELP, parseCommand } from "./commands.ts";
 import { humanSize } from "../src/files/size.ts";
@@ -42,7 +42,7 @@ export interface AppProps {
 type Attachment = { id: string; name: string };
 type Mode =
   | { kind: "chat" }
-  | { kind: "models"; models: string[] }
+  | { kind: "models"; models: ListedModel[] }
   | { kind: "history"; conversations: ReturnType<ChatStore["conversations"]> }
   | { kind: "files"; files: ServerFile[] }
   | { kind: "settings" }
@@ -96,7 +96,7 @@ export function App(props: AppProps) {
     if (resumed.problem) chat.info(resumed.problem);
     if (model) return;
     client.models().then(
-      (models) => (models[0] ? setModelState(models[0]) : chat.error("The server lists no models: configure a provider, then /model <name>.")),
+      (models) => (models[0] ? setModelState(models[0].id) : chat.error("The server lists no models: configure a provider, then /model <name>.")),
       (error) => chat.error(`Could not list models: ${error.message}`),
     );
   }, []);
@@ -333,8 +333,8 @@ export function App(props: AppProps) {
     <Box flexDirection="column" width={columns} height={rows}>
       <Text inverse>{header.padEnd(columns).slice(0, columns)}</Text>
       {mode.kind === "models" ? (
-        <Picker title="Pick a model" height={bodyHeight} items={mode.models.map((m) => ({ label: m === model ? `${m}  (current)` : m, value: m }))}
-          initial={mode.models.indexOf(model ?? "")} onPick={(picked) => {
+        <Picker title="Pick a model" height={bodyHeight} items={modelItems(mode.models, model, columns)}
+          initial={mode.models.findIndex((m) => m.id === model)} onPick={(picked) => {
             close();
             if (picked) {
               setModel(picked);
@@ -399,6 +399,15 @@ export function App(props: AppProps) {
       </Text>
     </Box>
   );
+}
+
+/** The picker's lines: each model with the upstream that serves it in a column beside (typing an upstream's name filters to its models). */
+function modelItems(models: ListedModel[], current: string | undefined, columns: number) {
+  const width = Math.min(Math.max(0, ...models.map((m) => m.id.length)), Math.max(10, columns - 24));
+  return models.map(({ id, provider }) => ({
+    label: `${provider ? `${id.padEnd(width)}  ${provider}` : id}${id === current ? "  (current)" : ""}`,
+    value: id,
+  }));
 }
 
 function findResumed(store: ChatStore, resume: AppProps["resume"]): { conversation?: StoredConversation; problem?: string } {
