@@ -81,6 +81,15 @@ describe("an Anthropic client to the anthropic kind: lossless", () => {
     expect(await busy.json()).toEqual({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } });
   });
 
+  test("a 401 is about parley's key, not the client's: a 502 naming the setting", async () => {
+    gateway.anthropic.next({ kind: "error", status: 401, type: "authentication_error", message: "invalid x-api-key" });
+    const response = await post("/v1/messages", claudeCodeBody(`anthropic/${MODEL}`));
+    expect(response.status).toBe(502);
+    const body = await response.json();
+    expect(body.error.type).toBe("api_error");
+    expect(body.error.message).toContain("api_key in [upstreams.anthropic]");
+  });
+
   test("count_tokens is Anthropic's own count of the body as sent", async () => {
     const body = `{"model":"${MODEL}","messages":[{"role":"user","content":"Hello there"}]}`;
     const response = await post("/v1/messages/count_tokens", body);
