@@ -176,3 +176,36 @@ describe("a Claude id the Anthropic upstream lists", () => {
     }
   });
 });
+
+describe("Anthropic silent or dropping the connection", () => {
+  test("silent or dropped before its first byte: Bedrock answers; silent or dropped mid-stream: Anthropic's error event ends the stream", async () => {
+    const slow = await startClaudeGateway({ UPSTREAM_RETRIES: "0", RATE_LIMIT_RPM: "0", UPSTREAM_COOLDOWN_S: "0" }, "", "timeout_ms = 300");
+    try {
+      const ask = (stream: boolean) => slow.json("/v1/messages", request(SONNET, stream), { headers: { "anthropic-version": "2023-06-01" } });
+      slow.anthropic.next({ kind: "hang" });
+      const failedOver = await ask(false);
+      expect(failedOver.status).toBe(200);
+      expect(failedOver.headers.get("x-parley-upstream")).toBe("beta");
+
+      slow.anthropic.next({ kind: "stream", events: messageEvents(SONNET), stallAfter: 3 });
+      const stalled = await readSse(await ask(true));
+      expect(stalled[0]!.event).toBe("message_start");
+      expect(stalled.at(-1)).toMatchObject({ event: "error", data: { type: "error", error: { type: "api_error" } } });
+      expect(stalled.at(-1)!.data.error.message).toMatch(/sent nothing for 300 ms/);
+
+      // Paced, so that the first events are out before the drop (a drop before any byte fails over).
+      slow.anthropic.next({ kind: "stream", events: messageEvents(SONNET), breakAfter: 3, gapMs: 30 });
+      const dropped = await readSse(await ask(true));
+      expect(dropped.at(-1)!.event).toBe("error");
+      expect(dropped.at(-1)!.data.error.message).toMatch(/dropped the connection/);
+      expect(slow.bedrock.received).toHaveLength(1);
+
+      slow.anthropic.next({ kind: "stream", events: messageEvents(SONNET), breakAfter: 0 });
+      const resetAtOnce = await ask(true);
+      expect(resetAtOnce.headers.get("x-parley-upstream")).toBe("beta");
+      expect((await readSse(resetAtOnce)).at(-1)!.event).toBe("message_stop");
+    } finally {
+      await slow.stop();
+    }
+  });
+});
