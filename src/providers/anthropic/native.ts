@@ -1,6 +1,5 @@
 import { indexOf, utf8Slice } from "../../bytes.ts";
-import type { Json } from "../../formats/read.ts";
-import { isObject, numberOr } from "../../formats/read.ts";
+import { isObject, numberOr, type Json } from "../../formats/read.ts";
 import type { InputTokens } from "../../ir.ts";
 import { checkMessage, renamed } from "../../wire/anthropic/reply.ts";
 import { fromAnthropic } from "../../wire/anthropic/usage.ts";
