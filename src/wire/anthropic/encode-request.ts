@@ -1,7 +1,7 @@
 import { invalidRequest } from "../../errors.ts";
 import { parseArguments, type Json } from "../../formats/read.ts";
 import { alternating, systemOnTop, type ChatRequest, type Part, type ToolChoice } from "../../ir.ts";
-import { refuseUnsupported } from "../../providers/cross-family.ts";
+import { refuseUnsupported } from "../cross-family.ts";
 
 /** The IR as an Anthropic Messages body, for Anthropic's API and Claude on Bedrock alike (each adds its framing). */
 

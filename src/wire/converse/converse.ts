@@ -2,7 +2,7 @@ import { invalidRequest } from "../../errors.ts";
 import type { StreamDecoder } from "../../formats/codec.ts";
 import { isObject, numberOr, parseArguments, stringOr, type Json } from "../../formats/read.ts";
 import { alternating, systemOnTop, type ChatReply, type ChatRequest, type Part, type StreamEvent, type Turn, type Usage } from "../../ir.ts";
-import { refuseUnsupported } from "../../providers/cross-family.ts";
+import { refuseUnsupported } from "../cross-family.ts";
 import { badShape, type Upstream } from "../../providers/upstream-errors.ts";
 import { fromStopReason } from "../anthropic/stop-reason.ts";
 

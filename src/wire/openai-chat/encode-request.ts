@@ -1,6 +1,6 @@
 import type { Json } from "../../formats/read.ts";
 import { alternating, systemOnTop, type ChatRequest, type Message, type ResponseFormat, type ToolChoice } from "../../ir.ts";
-import { refuseUnsupported } from "../../providers/cross-family.ts";
+import { refuseUnsupported } from "../cross-family.ts";
 
 /** The IR as a Chat Completions request, for any OpenAI-compatible upstream. */
 

@@ -1,7 +1,7 @@
 import { invalidRequest } from "../../errors.ts";
 import { fileIds, isObject, numberIn, optionalBoolean, optionalString, positiveInt, stringList, type Json } from "../../formats/read.ts";
 import { systemOnTop, textOf, type ChatRequest, type Message } from "../../ir.ts";
-import { refuseUnsupported } from "../../providers/cross-family.ts";
+import { refuseUnsupported } from "../cross-family.ts";
 
 /**
  * A Titan Text request (`inputText`, a `User:`/`Bot:` transcript, and `textGenerationConfig`): read
