@@ -16,6 +16,17 @@ describe("docs/upstreams.md and the code agree", () => {
     expect(missing).toEqual([]);
   });
 
+  test("each kind's keys are in its own table (Kind `name`:)", () => {
+    for (const [name, kind] of Object.entries(KINDS)) {
+      const keys = Object.keys(kind.keys);
+      if (!keys.length) continue;
+      const at = page.indexOf(`Kind \`${name}\`:`);
+      expect(at).toBeGreaterThan(-1);
+      const section = page.slice(at, page.indexOf("\n\n", page.indexOf("|", at)));
+      expect(keys.filter((key) => !section.includes(`\`${key}\``))).toEqual([]);
+    }
+  });
+
   test("every parley.toml example in the README and the page is a valid file", () => {
     const blocks = [...tomlBlocks(page), ...tomlBlocks(readFileSync(join(root, "README.md"), "utf8"))];
     expect(blocks.length).toBeGreaterThanOrEqual(4);
