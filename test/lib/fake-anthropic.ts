@@ -44,7 +44,7 @@ export async function startFakeAnthropic() {
   const { received, state } = controls;
   /** GET /v1/models: these, `pageSize` a page; `calls` counts the pages asked for. */
   const models = { list: [...FAKE_ANTHROPIC_MODELS], pageSize: 2, calls: 0 };
-  /** While set, every Messages call answers with it (an outage), scripts or not. */
+  /** While set, every Messages call answers with it (an outage), scripts or not; an error one, count_tokens too. */
   const outage: { script?: AnthropicScript } = {};
 
   const server = Bun.serve({
@@ -59,7 +59,10 @@ export async function startFakeAnthropic() {
       const raw = await request.text();
       const body = raw ? JSON.parse(raw) : {};
       received.push({ path: url.pathname, headers: request.headers, body, raw });
-      if (url.pathname === "/v1/messages/count_tokens") return Response.json({ input_tokens: countOf(raw) });
+      if (url.pathname === "/v1/messages/count_tokens") {
+        const down = outage.script;
+        return down?.kind === "error" ? error(down.status, down.type, down.message) : Response.json({ input_tokens: countOf(raw) });
+      }
       if (url.pathname !== "/v1/messages") return error(404, "not_found_error", `Not found: ${url.pathname}`);
       const script = outage.script ?? take() ?? (body.stream ? { kind: "stream", events: messageEvents(body.model) } : { kind: "json", body: message(body.model) });
       switch (script.kind) {

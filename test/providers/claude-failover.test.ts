@@ -117,6 +117,19 @@ describe("Anthropic first, Bedrock second", () => {
   });
 });
 
+describe("count_tokens across kinds", () => {
+  test("Anthropic overloaded: Bedrock's CountTokens counts, not an estimate", async () => {
+    const body = JSON.stringify({ model: SONNET, messages: [{ role: "user", content: "Hello there" }] });
+    const headers = { "content-type": "application/json", "anthropic-version": "2023-06-01" };
+    gateway.anthropic.outage.script = { kind: "error", status: 529, type: "overloaded_error", message: "Overloaded" };
+    const response = await gateway.call("/v1/messages/count_tokens", { method: "POST", body, headers });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("x-parley-token-count")).toBeNull();
+    expect(gateway.bedrock.last()).toMatchObject({ action: "count-tokens", modelId: "anthropic.claude-sonnet-4-5-20250929-v1:0" });
+    expect((await response.json()).input_tokens).toBeGreaterThan(0);
+  });
+});
+
 describe("Bedrock first, Anthropic second", () => {
   test("Bedrock throttling: Anthropic gets the client's body byte for byte", async () => {
     gateway.bedrock.next({ kind: "error", status: 429, type: "ThrottlingException", message: "Too many requests" });
