@@ -1,9 +1,9 @@
 import type { Json } from "../formats/read.ts";
 import type { ByteSource } from "../formats/sse.ts";
-import type { ChatReply, ChatRequest, InputTokens, StreamEvent, Usage } from "../ir.ts";
+import type { ChatReply, ChatRequest, EmbeddingRequest, Embeddings, InputTokens, StreamEvent, Usage } from "../ir.ts";
 
 /** A client dialect a provider may take in its own wire format, with no conversion. */
-export type Dialect = "openai-chat" | "openai-responses" | "anthropic-messages";
+export type Dialect = "openai-chat" | "openai-responses" | "anthropic-messages" | "openai-completions" | "openai-embeddings";
 
 /** A same-family call: the client's body goes up as sent (or with the few edits the upstream needs). */
 export interface NativeCall {
@@ -53,14 +53,17 @@ export interface Provider {
    * as the client named it (the body goes up as sent, model included, so an alias cannot apply).
    */
   takesNative?(dialect: Dialect, model: string): boolean;
+  /** Embeddings converted to the upstream's own call (contract 18); an OpenAI-compatible one takes them natively instead. */
+  embed?(request: EmbeddingRequest, model: string, signal: AbortSignal): Promise<Embeddings>;
   /** Token counts the upstream itself gives, for a request in a client dialect (the body as sent). */
   countTokens?: Partial<Record<Dialect, (call: NativeCall) => Promise<number>>>;
 }
 
 /**
  * Whether the client's own body goes up to `provider` as `model`: the one decision for chat and
- * count_tokens. A provider that does not say takes it only as the client named it (`asked`).
+ * count_tokens. A provider that does not say takes it as the client named the model, or, for a
+ * request only its own API serves (`onlyNative`), under another id (the caller writes it in).
  */
-export function takesNative(provider: Provider, dialect: Dialect, model: string, asked: string | undefined): boolean {
-  return provider.takesNative ? provider.takesNative(dialect, model) : model === asked;
+export function takesNative(provider: Provider, dialect: Dialect, model: string, asked: string | undefined, onlyNative = false): boolean {
+  return provider.takesNative ? provider.takesNative(dialect, model) : model === asked || onlyNative;
 }

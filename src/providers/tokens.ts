@@ -66,7 +66,7 @@ export function createTokenCounter(config: Pick<Config, "defaultModel">, upstrea
     for (const target of targets) {
       const provider = await providers(target.upstream).catch(() => undefined);
       const counter = provider?.countTokens?.[dialect];
-      if (!provider || !counter || !takesNative(provider, dialect, target.model, request.model)) break;
+      if (!provider || !counter || !takesNative(provider, dialect, target.model, request.model, request.needsNative !== undefined)) break;
       try {
         return { tokens: await counter({ body: raw, model: target.model, requested: requested!, stream: false, signal, headers }), estimate: false };
       } catch (error) {

@@ -12,12 +12,15 @@ import { createRedisRateLimiter } from "./rate-limit-redis.ts";
 import { connectRedis, type Redis } from "./redis.ts";
 import { bodyLimit, edge, REQUEST_ID } from "./edge.ts";
 import { createChat } from "../chat.ts";
+import { createEmbeddings } from "../embeddings.ts";
 import { lazyFiles } from "../files/index.ts";
 import type { Files } from "../files/service.ts";
 import { createDiscovery } from "../providers/discovery.ts";
 import { createLive } from "../providers/live.ts";
 import { createTokenCounter } from "../providers/tokens.ts";
 import { chatCompletions } from "./routes/chat.ts";
+import { completions } from "./routes/completions.ts";
+import { embeddings } from "./routes/embeddings.ts";
 import { countTokensRoutes } from "./routes/count-tokens.ts";
 import { docsRoutes } from "./routes/docs.ts";
 import { filesRoutes } from "./routes/files.ts";
@@ -70,7 +73,8 @@ export function createApp({ config, log, accessLog }: AppOptions) {
   const chat = createChat({ config, log, upstreams, attachFiles });
   const maxBody = config.files.maxUploadBytes + MULTIPART_SLACK;
   const addCors = corsHeaders(config.corsOrigins, EXPOSED);
-  const chats = chatEdge([chatCompletions, messages, responses], { chat, guard, log, debug: config.debug, maxBody, cors: addCors, accessLog });
+  const endpoints = [chatCompletions, messages, responses, completions, embeddings(createEmbeddings({ config, upstreams }))];
+  const chats = chatEdge(endpoints, { chat, guard, log, debug: config.debug, maxBody, cors: addCors, accessLog });
   const routes: { method: string; path: string }[] = chats.paths.map((path) => ({ method: "POST", path }));
   const app = new Elysia({ name: "parley" })
     .use(edge({
@@ -79,7 +83,7 @@ export function createApp({ config, log, accessLog }: AppOptions) {
     }))
     .onRequest(bodyLimit(maxBody))
     .use(cors(addCors))
-    .use(docsRoutes((): AnyElysia => app, [chatCompletions, messages, responses]))
+    .use(docsRoutes((): AnyElysia => app, endpoints))
     .use(healthRoutes(upstreams, redis?.status))
     .use(modelRoutes(upstreams, guard, discovery))
     .use(countTokensRoutes(guard, createTokenCounter(config, upstreams)))

@@ -8,6 +8,7 @@ import { decodeReply as decodeClaude } from "../../wire/anthropic/reply.ts";
 import { encodeRequest as encodeClaude } from "../../wire/anthropic/encode-request.ts";
 import { streamDecoder as claudeStream } from "../../wire/anthropic/stream.ts";
 import { createBedrockControl } from "./control.ts";
+import { createBedrockEmbeddings } from "./embeddings.ts";
 import { converseStreamDecoder, decodeConverse, encodeConverse } from "../../wire/converse/converse.ts";
 import * as titanReply from "../../wire/titan/reply.ts";
 import * as titanRequest from "../../wire/titan/request.ts";
@@ -85,6 +86,8 @@ export function createBedrockProvider(upstream: Declared<BedrockSettings>): Prov
         if (event.type === "chunk" && typeof event.body.bytes === "string") yield* decode(parseUpstreamJson(up, Buffer.from(event.body.bytes, "base64").toString()));
       }
     },
+
+    embed: createBedrockEmbeddings(transport),
 
     native: { "anthropic-messages": anthropicNative.messages },
     // The model goes in the path: any Claude id (an alias, a profile from Anthropic's names) takes the client's body.
