@@ -92,8 +92,9 @@ export function createRouter({ upstreams, routes, modelAliases, modelRoutes }: R
     const listing = known.upstreamsOf(model);
     // A reload may have added a lister this (older) configuration does not have.
     const listed = listing.length ? listing.flatMap((name) => byName.get(name) ?? []) : [];
-    if (listed.length) return to(requested, listed, model);
-    if (model.startsWith("claude-") && claude.length) return to(requested, serving(claude, model), model);
+    // A Claude name Anthropic's API lists still fails over to Bedrock, which lists it by another id.
+    const claudes = model.startsWith("claude-") && listed.every((u) => KINDS[u.kind].claude !== undefined) ? serving(claude, model).filter((u) => !listed.includes(u)) : [];
+    if (listed.length || claudes.length) return to(requested, [...listed, ...claudes], model);
     const matched = builtIn.find(({ pattern }) => pattern.test(model));
     if (matched) return to(requested, serving(matched.of, model), model);
     throw unknownModel(requested, known.ids());
