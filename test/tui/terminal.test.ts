@@ -78,16 +78,17 @@ test.skipIf(!tmux)("parley config set with no arguments: pick, type (secrets mas
     await wait((s) => s.includes("Which setting?"), "the prompt");
     await press("Down");
     await press("Enter");
-    await wait((s) => s.includes("PORT (port to listen on)"), "the PORT question");
+    await wait((s) => s.includes("PORT (port to listen on (0 picks a free one))"), "the PORT question");
     await press("BSpace", "BSpace", "BSpace", "BSpace");
     await press("abc", "Enter");
     await wait((s) => s.includes("PORT: expected an integer from 0 to 65535"), "the validation message");
     await press("BSpace", "BSpace", "BSpace");
     await press("9001", "Enter");
     await wait((s) => s.includes("PORT saved"), "PORT saved");
-    for (let i = 0; i < 10; i++) await press("Down");
+    // Down to the OpenAI key, however many settings come before it.
+    for (let i = 0; i < 40 && !/● ALPHA_API_KEY/.test(show()); i++) await press("Down");
     await press("Enter");
-    await wait((s) => s.includes("ALPHA_API_KEY (OpenAI API key)"), "the key question");
+    await wait((s) => s.includes("ALPHA_API_KEY (OpenAI API key"), "the key question");
     await press("sk-typed-secret-42");
     await wait((s) => s.includes("••••••••"), "the mask");
     expect(show()).not.toContain("sk-typed-secret-42");
