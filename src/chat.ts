@@ -34,7 +34,21 @@ export interface ChatCall {
    * Told where the request went (the upstream that answered, or was tried last), how long it took to
    * answer and how many calls it took; `free`: that upstream charges nothing for its answers, whatever the model id.
    */
+  /**
+   * Told before each call after a failed one (only clients that asked for progress pass it): the
+   * call's number, the most calls this request may make, how long it waits first, and why.
+   */
+  onRetry?: (retry: Retry) => void;
   observe?: (info: { model: string; provider: string; upstream_ms?: number; attempts: number; free: boolean; route?: string }) => void;
+}
+
+export interface Retry {
+  attempt: number;
+  of: number;
+  waitMs: number;
+  /** The failed call's status, and the seconds its Retry-After asked for. */
+  status: number;
+  retryAfter?: number;
 }
 
 export type ChatOutcome = { headers: Record<string, string> } & (
@@ -143,7 +157,14 @@ export function createChat({ config, upstreams, log, attachFiles }: ChatDeps) {
           const r = known ?? router(model);
           return { route: r, targets: listed ?? ordered(r, cooldowns.cooling), retries: byName.get((listed ?? r.targets)[0]!.upstream)?.retries ?? 0 };
         };
-        return await inTurn(tries([requested, ...(fallbacks ?? [])], plan, { route, targets }), call.signal, attempt, first, error);
+        const models = [requested, ...(fallbacks ?? [])];
+        const onRetry = call.onRetry;
+        let of = 0;
+        const tell = onRetry && ((waitMs: number, after: GatewayError) => {
+          of ||= 1 + countTries(models, plan, { route, targets });
+          onRetry({ attempt: attempts + 1, of, waitMs: Math.round(waitMs), status: after.status, ...(after.retryAfter !== undefined ? { retryAfter: after.retryAfter } : {}) });
+        });
+        return await inTurn(tries(models, plan, { route, targets }), call.signal, attempt, first, error, tell);
       }
     } catch (error) {
       if (error instanceof GatewayError) {
@@ -182,6 +203,15 @@ function* tries(models: string[], plan: (model: string, route?: Route, targets?:
       yield { route, target, again: n >= targets.length, key: `${target.upstream} ${target.model}` };
     }
   }
+}
+
+/** How many calls `tries` may make (a fallback the router cannot place counts for none). */
+function countTries(...args: Parameters<typeof tries>): number {
+  let count = 0;
+  try {
+    for (const _ of tries(...args)) count++;
+  } catch {}
+  return count;
 }
 
 /** An outcome before `attempt` puts its headers on it. */
