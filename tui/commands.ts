@@ -8,6 +8,18 @@ const WITH_ARG = new Set(["model", "save", "load", "attach", "settings", "copy"]
 const BARE = new Set(["history", "new", "retry", "edit", "files", "detach", "help", "exit"]);
 const ALIASES = new Map([["quit", "exit"], ["clear", "new"]]);
 
+/** Every command's name, aliases too, for Tab completion. */
+export const COMMAND_NAMES = [...WITH_ARG, ...BARE, ...ALIASES.keys()].sort();
+
+/** Whether a draft that starts a command names no command, nor the start of one (marked as it is typed). */
+export function unknownCommand(draft: string): string | undefined {
+  const match = /^\/(\S*)(\s?)/.exec(draft);
+  if (!match) return undefined;
+  const [, typed = "", space] = match;
+  if (space ? COMMAND_NAMES.includes(typed) : COMMAND_NAMES.some((n) => n.startsWith(typed))) return undefined;
+  return `/${typed}`;
+}
+
 export function parseCommand(line: string): Command | undefined {
   const match = /^\/(\S+)\s*([\s\S]*)$/.exec(line.trim());
   if (!match) return undefined;
