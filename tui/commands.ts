@@ -1,11 +1,11 @@
 /** Slash commands: `/name rest of the line`. */
 export type Command =
-  | { name: "model" | "save" | "load" | "attach" | "settings" | "copy"; arg: string }
-  | { name: "history" | "new" | "retry" | "edit" | "files" | "detach" | "help" | "exit" }
+  | { name: "model" | "save" | "load" | "attach" | "settings" | "copy" | "history"; arg: string }
+  | { name: "new" | "retry" | "edit" | "files" | "detach" | "help" | "exit" }
   | { name: "unknown"; arg: string };
 
-const WITH_ARG = new Set(["model", "save", "load", "attach", "settings", "copy"]);
-const BARE = new Set(["history", "new", "retry", "edit", "files", "detach", "help", "exit"]);
+const WITH_ARG = new Set(["model", "save", "load", "attach", "settings", "copy", "history"]);
+const BARE = new Set(["new", "retry", "edit", "files", "detach", "help", "exit"]);
 const ALIASES = new Map([["quit", "exit"], ["clear", "new"]]);
 
 /** Every command's name, aliases too, for Tab completion. */
@@ -34,7 +34,7 @@ export const HELP = [
   "/model <name>        switch model (no name: pick from the server's list)",
   "/settings [key val]  temperature, max_tokens, system, stream (no key: a panel); kept for next time",
   "/new                 a fresh conversation (the current one stays in /history)",
-  "/history             open an earlier conversation",
+  "/history [words]     open an earlier conversation: type to search their text; Ctrl+R renames, Ctrl+D deletes",
   "/retry               ask again for the last reply",
   "/edit                take the last prompt back into the editor",
   "/attach <path>       upload a file; it goes with your next message (/detach drops it)",

@@ -147,6 +147,8 @@ export function useChat(client: Client, store: ChatStore) {
     send,
     takeLast,
     cancel: () => controller.current?.abort(),
+    /** Whether a reply is coming now (before the next render shows it). */
+    busyNow: () => controller.current !== undefined,
     info: (text: string) => push({ role: "info", text }),
     error: (text: string) => show([...history.current, { id: transientId.current--, role: "error", text }]),
     /** Keeps the conversation's model and settings with it, once it exists. */
