@@ -85,7 +85,7 @@ export function useKeys(k: KeyContext) {
     if (key.ctrl && input === "x") return setArmed("ctrl-x");
     if (key.tab) return tab();
     if ((key.ctrl && input === "j") || input === "\n") return editor.type("\n");
-    if (key.upArrow && !editor.current() && k.unqueue()) return setHint("Back from the queue: Enter queues it again, Esc Esc drops it");
+    if (key.upArrow && !editor.current() && k.unqueue()) return setHint("Back from the queue: Enter queues it again, Ctrl+U drops it");
     if (key.pageUp || (key.shift && key.upArrow)) return k.scroll("up", key.pageUp);
     if (key.pageDown || (key.shift && key.downArrow)) return k.scroll("down", key.pageDown);
     if (key.return && (key.meta || key.shift)) return editor.type("\n");

@@ -64,7 +64,7 @@ export function HistoryPanel(props: { store: ChatStore; query?: string; height: 
   const chosen = list[index];
   return (
     <Box flexDirection="column" height={height}>
-      <Text bold>{`Conversations (type to search their text${query ? `: ${query}` : ""}; ↑/↓, Enter opens; Ctrl+R renames, Ctrl+D deletes; Esc back)`}</Text>
+      <Text bold wrap="truncate">{`Conversations · search: ${query || "(type words)"} · Enter opens · Ctrl+R renames · Ctrl+D deletes · Esc back`}</Text>
       <Text color={tone(deleting !== undefined ? "red" : "yellow")} wrap="truncate">
         {renaming !== undefined
           ? <>{"New title: "}<Text inverse>{`${renaming} `}</Text>{" (Enter keeps, Esc cancels)"}</>
