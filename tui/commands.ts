@@ -44,6 +44,8 @@ export const HELP = [
   "/load <file.json>    open a conversation saved with /save",
   "/help                this list",
   "/exit                leave (Ctrl+C when idle works too)",
-  "Enter sends · Alt+Enter or Ctrl+J: new line · ↑/↓ earlier prompts · Esc cancels a reply or clears the draft",
+  "Enter sends (while a reply comes, queues: ↑ on an empty line takes it back) · Alt+Enter or Ctrl+J: new line",
+  "↑/↓ earlier prompts · Ctrl+R searches them · Tab completes commands, /model ids, paths · Ctrl+G or Ctrl+X Ctrl+E: $EDITOR",
+  "Esc cancels a reply; on a draft, Esc twice clears it (Ctrl+Z brings it back)",
   "←/→ Home/End Ctrl+A/E Alt+B/F move · Ctrl+W Ctrl+U Ctrl+K delete (Ctrl+Y puts back) · PgUp/PgDn scroll",
 ].join("\n");
