@@ -3,7 +3,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { parse as parseDotenv } from "dotenv";
 import type { AwsSettings } from "./aws.ts";
-import { declareUpstreams, type Declared } from "./providers/upstreams.ts";
+import { declareUpstreams, SPEC_UPSTREAMS, upstreamNamed, type Declared } from "./providers/upstreams.ts";
 import { FileError, readUpstreamsFile } from "./providers/upstreams-file.ts";
 
 /** Where a value came from, highest precedence first. */
@@ -202,8 +202,6 @@ export const SETTINGS: readonly Setting[] = [
   { key: "PARLEY_CONFIG_DIR", group: "directories", unset: "$XDG_CONFIG_HOME/parley, else ~/.config/parley", check: noSpace, help: "user configuration file (config.env); set it in the environment, not in the file" },
 ];
 
-/** MODEL_ROUTES may name the spec's upstreams by their kind, as before there were others. */
-const UPSTREAM_ALIASES: Record<string, string> = { openai: "alpha", bedrock: "beta" };
 const BY_KEY = new Map(SETTINGS.map((s) => [s.key, s]));
 
 export class ConfigError extends Error {}
@@ -281,7 +279,7 @@ function upstreamsFileOf(given: string | undefined, cwd: string, configDir: stri
 function upstreams(v: Record<string, string | undefined>, path: string | undefined, lookup: (name: string) => string | undefined): Declared {
   const defaults = { timeoutMs: Number(v.UPSTREAM_TIMEOUT_MS), retries: Number(v.UPSTREAM_RETRIES) };
   try {
-    const file = path ? readUpstreamsFile(path, readFileSync(path, "utf8"), lookup, ["alpha", "beta"]) : undefined;
+    const file = path ? readUpstreamsFile(path, readFileSync(path, "utf8"), lookup, SPEC_UPSTREAMS) : undefined;
     return declareUpstreams(v, defaults, file);
   } catch (error) {
     if (error instanceof FileError) throw new ConfigError(error.message);
@@ -315,7 +313,7 @@ function toConfig(v: Record<string, string | undefined>, declared: Declared): Co
     modelAliases: new Map(splitList(v.MODEL_ALIASES ?? "").map((item) => splitOnce(item, "="))),
     modelRoutes: splitList(v.MODEL_ROUTES ?? "").map((item) => {
       const [pattern, name] = splitOnce(item, "=");
-      const upstream = UPSTREAM_ALIASES[name] ?? name;
+      const upstream = upstreamNamed(name);
       if (!declared.upstreams.some((u) => u.name === upstream)) {
         throw new ConfigError(`MODEL_ROUTES=${JSON.stringify(v.MODEL_ROUTES)} is invalid: no upstream '${name}'; upstreams are ${declared.upstreams.map((u) => u.name).join(", ")}`);
       }
@@ -342,9 +340,12 @@ function toConfig(v: Record<string, string | undefined>, declared: Declared): Co
   };
 }
 
-/** S3's own region and credentials when any is set (OBJSTORE_*), else Bedrock's (BETA_*), as the spec says. */
+/**
+ * S3's own region and credentials when set (OBJSTORE_*), else Bedrock's (BETA_*), as the spec says.
+ * The region is no credential: OBJSTORE_REGION alone keeps Bedrock's keys.
+ */
 function s3Credentials(v: Record<string, string | undefined>): AwsSettings & { region?: string } {
-  const own = ["REGION", "PROFILE", "ACCESS_KEY_ID", "SECRET_ACCESS_KEY", "SESSION_TOKEN"].some((k) => v[`OBJSTORE_${k}`] !== undefined);
+  const own = ["PROFILE", "ACCESS_KEY_ID", "SECRET_ACCESS_KEY", "SESSION_TOKEN"].some((k) => v[`OBJSTORE_${k}`] !== undefined);
   const from = (key: string) => (own ? v[`OBJSTORE_${key}`] : v[`BETA_${key}`]);
   const region = v.OBJSTORE_REGION ?? v.BETA_REGION;
   const out: AwsSettings & { region?: string } = {};

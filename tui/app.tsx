@@ -1,6 +1,6 @@
 import { Box, Text, useApp, useInput, usePaste, useWindowSize } from "ink";
 import { memo, useEffect, useMemo, useState } from "react";
-import type { Client, ServerFile, Settings } from "./client.ts";
+import type { Client, ListedModel, ServerFile, Settings } from "./client.ts";
 import { copyToClipboard } from "./clipboard.ts";
 import { parseCommand, unknownCommand } from "./commands.ts";
 import { HistoryPanel } from "./components/history-panel.tsx";
@@ -45,7 +45,7 @@ export interface AppProps {
 export type Attachment = { id: string; name: string };
 export type Mode =
   | { kind: "chat" }
-  | { kind: "models"; models: string[] }
+  | { kind: "models"; models: ListedModel[] }
   | { kind: "history"; query: string }
   | { kind: "files"; files: ServerFile[] }
   | { kind: "settings" }
@@ -72,10 +72,11 @@ export function App(props: AppProps) {
   const resumed = useMemo(() => findResumed(store, props.resume), []);
   const chat = useChat(client, store);
   const editor = useEditor(store);
-  const [model, setModelState] = useState(props.model ?? (resumed.conversation?.model || undefined) ?? props.defaultModel);
-  const [settings, setSettingsState] = useState<Settings>(
-    () => props.settings ?? resumed.conversation?.settings ?? settingsFrom(store.preference("settings")) ?? DEFAULT_SETTINGS,
-  );
+  // Commands read the latest model and settings, not this render's: lines that arrive together
+  // (a paste, or a busy machine) run before the screen redraws, and each must see the one before.
+  const [model, setModelState, currentModel] = useLatestState(props.model ?? (resumed.conversation?.model || undefined) ?? props.defaultModel);
+  const startSettings = useMemo(() => props.settings ?? resumed.conversation?.settings ?? settingsFrom(store.preference("settings")) ?? DEFAULT_SETTINGS, []);
+  const [settings, setSettingsState, currentSettings] = useLatestState<Settings>(startSettings);
   const [attachments, setAttachments, currentAttachments] = useLatestState<Attachment[]>([]);
   const [mode, setMode, currentMode] = useLatestState<Mode>({ kind: "chat" });
   const [scroll, setScroll] = useLatestState(0);
@@ -98,7 +99,7 @@ export function App(props: AppProps) {
     if (resumed.problem) chat.info(resumed.problem);
     if (model) return;
     client.models().then(
-      (models) => (models[0] ? setModelState(models[0]) : chat.error("The server lists no models: configure a provider, then /model <name>.")),
+      (models) => (models[0] ? setModelState(models[0].id) : chat.error("The server lists no models: configure a provider, then /model <name>.")),
       (error) => chat.error(`Could not list models: ${error.message}`),
     );
   }, []);
@@ -110,9 +111,10 @@ export function App(props: AppProps) {
   }, [busy]);
 
   function send(text: string, files: Attachment[]) {
+    const model = currentModel();
     if (!model) return chat.error("No model yet: choose one with /model.");
     setScroll(0);
-    void chat.send(text, model, settings, files);
+    void chat.send(text, model, currentSettings(), files);
   }
   const outbox = useOutbox(busy, chat.busyNow, (message) => send(message.text, message.files));
 
@@ -124,7 +126,7 @@ export function App(props: AppProps) {
   }
 
   const commands = useCommands({
-    client, chat, editor, model, setModel, settings, setSettings, attachments, setAttachments, setMode, setScroll, send, quit, cwd,
+    client, chat, editor, model: currentModel, setModel, settings: currentSettings, setSettings, attachments, setAttachments, setMode, setScroll, send, quit, cwd,
     clipboard: props.clipboard ?? copyToClipboard,
     adopt(change) {
       if (change.model) setModelState(change.model);
@@ -217,8 +219,8 @@ export function App(props: AppProps) {
     <Box flexDirection="column" width={columns} height={rows}>
       <Text inverse>{header.padEnd(columns).slice(0, columns)}</Text>
       {mode.kind === "models" ? (
-        <Picker title="Pick a model" height={bodyHeight} items={mode.models.map((m) => ({ label: m === model ? `${m}  (current)` : m, value: m }))}
-          initial={mode.models.indexOf(model ?? "")} onPick={(picked) => {
+        <Picker title="Pick a model" height={bodyHeight} items={modelItems(mode.models, model, columns)}
+          initial={mode.models.findIndex((m) => m.id === model)} onPick={(picked) => {
             close();
             if (picked) {
               setModel(picked);
@@ -258,6 +260,15 @@ export function App(props: AppProps) {
       <Text color={tone("gray")} wrap="truncate">{status}</Text>
     </Box>
   );
+}
+
+/** The picker's lines: each model with the upstream that serves it in a column beside (typing an upstream's name filters to its models). */
+function modelItems(models: ListedModel[], current: string | undefined, columns: number) {
+  const width = Math.min(Math.max(0, ...models.map((m) => m.id.length)), Math.max(10, columns - 24));
+  return models.map(({ id, provider }) => ({
+    label: `${provider ? `${id.padEnd(width)}  ${provider}` : id}${id === current ? "  (current)" : ""}`,
+    value: id,
+  }));
 }
 
 function findResumed(store: ChatStore, resume: AppProps["resume"]): { conversation?: StoredConversation; problem?: string } {

@@ -30,6 +30,12 @@ export interface ServerFile {
   created_at?: number;
 }
 
+export interface ListedModel {
+  id: string;
+  /** The upstream that serves it. */
+  provider?: string;
+}
+
 /** An error parley answered with, in its envelope; status 0 when it came inside a stream. */
 export class ServerError extends Error {
   constructor(
@@ -66,14 +72,10 @@ export function createClient(serverUrl: string, apiKey: string | undefined) {
   }
 
   return {
-    async models(): Promise<string[]> {
-      return (await this.catalogue()).map((m) => m.id);
-    },
-
-    /** The server's models with the upstream that serves each (`provider`, parley's own field). */
-    async catalogue(): Promise<{ id: string; provider?: string }[]> {
-      const body = (await (await request("/v1/models", { method: "GET" })).json()) as { data: { id: string; provider?: string }[] };
-      return body.data.map((m) => ({ id: m.id, ...(typeof m.provider === "string" ? { provider: m.provider } : {}) }));
+    /** The models the server lists, each with the upstream that serves it (parley's `provider` field). */
+    async models(): Promise<ListedModel[]> {
+      const body = (await (await request("/v1/models", { method: "GET" })).json()) as { data: ListedModel[] };
+      return body.data.map(({ id, provider }) => (provider ? { id, provider } : { id }));
     },
 
     async files(): Promise<ServerFile[]> {

@@ -16,11 +16,12 @@ export interface CommandContext {
   client: Client;
   chat: ReturnType<typeof useChat>;
   editor: ReturnType<typeof useEditor>;
-  model: string | undefined;
+  /** The latest model and settings (commands that arrive together each see the one before). */
+  model: () => string | undefined;
   setModel: (model: string) => void;
   /** Model and settings as a loaded conversation has them, not kept as preferences. */
   adopt: (change: { model?: string; settings?: Settings }) => void;
-  settings: Settings;
+  settings: () => Settings;
   setSettings: (settings: Settings) => void;
   attachments: Attachment[];
   setAttachments: (change: (list: Attachment[]) => Attachment[]) => void;
@@ -59,7 +60,7 @@ export function useCommands(c: CommandContext) {
       case "save": {
         if (!command.arg) return chat.error("Usage: /save <filename> (.json for JSON, anything else for Markdown)");
         const file = path(command.arg);
-        const content = file.endsWith(".json") ? toJson(chat.turns, c.model ?? "", c.settings) : toMarkdown(chat.turns, c.model ?? "");
+        const content = file.endsWith(".json") ? toJson(chat.turns, c.model() ?? "", c.settings()) : toMarkdown(chat.turns, c.model() ?? "");
         if (existsSync(file)) return c.setMode({ kind: "confirm", path: file, content });
         return save(file, content);
       }
@@ -119,7 +120,7 @@ export function useCommands(c: CommandContext) {
     const [name = "", ...rest] = arg.split(/\s+/);
     const field = fieldNamed(name);
     if (!field) return chat.error(`Unknown setting "${name}": use temperature, max_tokens, system or stream.`);
-    const result = apply(c.settings, field, arg.slice(name.length));
+    const result = apply(c.settings(), field, arg.slice(name.length));
     if (typeof result === "string") return chat.error(`${result} Nothing was changed.`);
     c.setSettings(result);
     chat.info(`${name} set to ${rest.join(" ") || "(default)"}; kept for next time.`);
@@ -136,9 +137,9 @@ export function useCommands(c: CommandContext) {
     }
     const loaded = fromJson(text);
     if (typeof loaded === "string") return chat.error(`Could not load ${file}: ${loaded}.`);
-    const model = loaded.model || c.model;
+    const model = loaded.model || c.model();
     if (!model) return chat.error("No model yet: choose one with /model, then /load again.");
-    const settings = loaded.settings ?? c.settings;
+    const settings = loaded.settings ?? c.settings();
     c.adopt({ model, settings });
     c.setScroll(0);
     chat.adopt(loaded.messages, model, settings);

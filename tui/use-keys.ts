@@ -37,7 +37,7 @@ export function useKeys(k: KeyContext) {
   function tab() {
     const draft = editor.current();
     if (/^\/model\s+\S*$/.test(draft) && !currentModels()) {
-      return void k.client.catalogue().then(
+      return void k.client.models().then(
         (list) => {
           setModels(list);
           tab();

@@ -12,6 +12,7 @@ const main = defineCommand({
     chat: () => import("./chat.ts").then((m) => m.default),
     models: () => import("./models.ts").then((m) => m.default),
     usage: () => import("./usage-report.ts").then((m) => m.default),
+    upstreams: () => import("./upstreams.ts").then((m) => m.default),
   },
 });
 

@@ -20,6 +20,11 @@ export function createCooldowns(seconds: number, now = () => Date.now()) {
       strikes.delete(name);
       until.delete(name);
     },
+    /** Forgets an upstream's failures (its settings changed: the old ones say nothing of the new). */
+    forget(name: string): void {
+      strikes.delete(name);
+      until.delete(name);
+    },
     cooling(name: string): boolean {
       if (until.size === 0) return false;
       const end = until.get(name);

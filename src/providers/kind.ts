@@ -40,6 +40,8 @@ export interface Kind<S = any> {
   missing(upstream: Upstream<S>): string | undefined;
   build(upstream: Upstream<S>): Promise<Provider>;
   list?(upstream: Upstream<S>): Promise<ListedModel[]>;
+  /** What proves parley to it, as /health names it (`static keys`, `profile`, …); absent: nothing to say. */
+  credentials?(settings: S): string;
   /** Where it is, for `parley upstreams`: a URL or a region. */
   where(settings: S): string;
   /** The model ids of contract 2 that go to this kind when nothing else routes them. */

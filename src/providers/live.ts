@@ -20,7 +20,7 @@ export interface LiveOptions {
 
 /**
  * The upstreams in force, replaced whole on reload (requests in flight finish with the set they
- * began with). Cooldowns are kept by name across reloads.
+ * began with). Cooldowns are kept by name across reloads, but an upstream whose settings changed starts afresh.
  */
 export function createLive(declared: Declared, options: LiveOptions, known: Known) {
   const cooldowns = createCooldowns(options.cooldownS);
@@ -38,6 +38,9 @@ export function createLive(declared: Declared, options: LiveOptions, known: Know
     replace(next: Declared, modelRoutes = options.modelRoutes): string {
       const before = current;
       current = build(next, modelRoutes);
+      for (const [name, upstream] of before.byName) {
+        if (JSON.stringify(upstream) !== JSON.stringify(current.byName.get(name))) cooldowns.forget(name);
+      }
       return changes(before.byName, current.byName, before.declared.routes.length, next.routes.length);
     },
     status(name: string): Status {

@@ -166,7 +166,8 @@ function expand(table: Record<string, unknown>, read: (variable: string, key: st
 
 /**
  * The line of a table (`["upstreams", "ollama"]`, `["routes", 2]`) or of a key in it: headers are
- * matched by their dotted name (quotes dropped), keys by `key =` at the start of a line within the table.
+ * matched by their dotted name (quotes dropped), keys by `key =` at the start of a line within the
+ * table, or by a header of their own (`[upstreams.ollama.headers]`, `[upstream.x]` at the top).
  */
 export function lineOf(lines: string[], table: (string | number)[], key?: string): number {
   let header = 0;
@@ -176,32 +177,37 @@ export function lineOf(lines: string[], table: (string | number)[], key?: string
     const line = lines[i]!.trim();
     const head = /^\[\[?\s*([^\]]+?)\s*\]\]?/.exec(line);
     if (head) {
-      const path = head[1]!.split(".").map((p) => p.trim().replace(/^["']|["']$/g, ""));
+      const path = (head[1]!.match(/"[^"]*"|'[^']*'|[^.]+/g) ?? []).map((p) => p.trim().replace(/^["']|["']$/g, ""));
       if (line.startsWith("[[") && path[0] === "routes") routes++;
+      if (key !== undefined && path.length > table.length && path[table.length] === key && table.every((p, n) => p === path[n])) return i + 1;
       inside = table[0] === "routes" ? line.startsWith("[[") && path.length === 1 && path[0] === "routes" && routes === table[1] : path.length === table.length && path.every((p, n) => p === table[n]);
       if (inside && !header) header = i + 1;
       if (inside && key === undefined) return i + 1;
       if (!inside && header && key !== undefined) break;
       continue;
     }
-    if (inside && key !== undefined && new RegExp(`^["']?${key.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}["']?\\s*=`).test(line)) return i + 1;
+    if (inside && key !== undefined && new RegExp(`^["']?${escape(key)}["']?\\s*=`).test(line)) return i + 1;
     // Inline tables and dotted keys at the top: `upstreams.ollama.kind = …` or `ollama = { … }` under [upstreams].
-    if (table.length && typeof table[1] === "string" && line.includes(table[1]) && !header) header = i + 1;
+    if (typeof table[1] === "string" && !header && new RegExp(`^(${table[0]}\\s*\\.\\s*)?["']?${escape(table[1])}["']?\\s*[=.]`).test(line)) header = i + 1;
   }
   return header || 1;
 }
 
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
 /**
- * The line a syntax error is on: the first prefix of the file (in whole lines) that fails with the
- * same message as the whole file. A prefix cut inside a multi-line value fails otherwise, so it is skipped.
+ * The line a syntax error is on: the first prefix of the file (in whole lines, each with its newline:
+ * many messages name the newline they found) that fails with the same message as the whole file. A
+ * prefix cut inside a multi-line value fails otherwise, so it is skipped.
  */
 function syntaxLine(lines: string[], message: string): number {
   for (let n = 1; n <= lines.length; n++) {
     try {
-      Bun.TOML.parse(lines.slice(0, n).join("\n"));
+      Bun.TOML.parse(lines.slice(0, n).join("\n") + (n < lines.length ? "\n" : ""));
     } catch (error) {
       if ((error as Error).message.endsWith(message)) return n;
     }
   }
   return lines.length;
 }
+

@@ -78,16 +78,27 @@ class Sha256 {
 /** Bedrock API keys the fake accepts as bearer tokens. */
 export const BEDROCK_API_KEYS = new Set(["bedrock-api-key-test-0001"]);
 
-/** Undefined when the request is signed right (or carries a known Bedrock API key), else AWS's error type for what is wrong. */
-async function signatureProblem(request: Request, body: string): Promise<string | undefined> {
+/** One account in one region, as a fake started with its own credentials is: it refuses a signature made for any other. */
+export interface FakeAccount {
+  region: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+}
+
+/**
+ * Undefined when the request is signed right (or carries a known Bedrock API key), else AWS's error type for what is wrong.
+ * With an account, only its key is known and the signature must be scoped to its region, as AWS's endpoint in that region requires.
+ */
+async function signatureProblem(request: Request, body: string, account?: FakeAccount): Promise<string | undefined> {
   const bearer = /^Bearer (.+)$/.exec(request.headers.get("authorization") ?? "")?.[1];
   if (bearer !== undefined) return BEDROCK_API_KEYS.has(bearer) ? undefined : "UnrecognizedClientException";
   const auth = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/\d{8}\/([^/]+)\/([^/]+)\/aws4_request, SignedHeaders=([^,]+), Signature=[0-9a-f]{64}$/.exec(request.headers.get("authorization") ?? "");
   const date = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(request.headers.get("x-amz-date") ?? "");
   if (!auth || !date) return "MissingAuthenticationTokenException";
   const [, keyId, region, service, signedHeaders] = auth;
-  const secretAccessKey = SECRETS[keyId!];
+  const secretAccessKey = account ? (keyId === account.accessKeyId ? account.secretAccessKey : undefined) : SECRETS[keyId!];
   if (!secretAccessKey) return "UnrecognizedClientException";
+  if (account && region !== account.region) return "InvalidSignatureException";
   const claimed = request.headers.get("x-amz-content-sha256");
   if (claimed && claimed !== createHash("sha256").update(body).digest("hex")) return "InvalidSignatureException";
   const url = new URL(request.url);
@@ -102,9 +113,12 @@ async function signatureProblem(request: Request, body: string): Promise<string 
 
 const arn = (id: string) => `arn:aws:bedrock:us-east-1::foundation-model/${id}`;
 
-export async function startFakeBedrock() {
+/** Without an account, any key of SECRETS in any region signs; with one, only its key in its region. */
+export async function startFakeBedrock(account?: FakeAccount) {
   const { take, controls } = scripted<BedrockScript, BedrockReceived>();
   const { received, state } = controls;
+  /** Calls refused for their signature (wrong key, secret or region). */
+  const refused: string[] = [];
   /** The control plane's answers; `failing` makes every call a 503. */
   const control = {
     failing: false,
@@ -136,8 +150,11 @@ export async function startFakeBedrock() {
       const modelId = decodeURIComponent(match[1]!);
       const action = match[2] as BedrockReceived["action"];
       const text = await request.text();
-      const problem = await signatureProblem(request, text);
-      if (problem) return Response.json({ message: `Signature check failed: ${problem}` }, { status: 403, headers: { "x-amzn-errortype": `${problem}:http://internal.amazon.com/coral/com.amazon.coral.service/` } });
+      const problem = await signatureProblem(request, text, account);
+      if (problem) {
+        refused.push(problem);
+        return Response.json({ message: `Signature check failed: ${problem}` }, { status: 403, headers: { "x-amzn-errortype": `${problem}:http://internal.amazon.com/coral/com.amazon.coral.service/` } });
+      }
       const body = JSON.parse(text || "{}");
       received.push({ modelId, action, headers: request.headers, body, text });
       const script = take() ?? defaultScript(modelId, action, body);
@@ -161,8 +178,11 @@ export async function startFakeBedrock() {
 
   /** ListFoundationModels, ListInferenceProfiles (two pages), GetInferenceProfile and GetCustomModel. */
   async function controlPlane(request: Request): Promise<Response> {
-    const problem = await signatureProblem(request, "");
-    if (problem) return Response.json({ message: `Signature check failed: ${problem}` }, { status: 403, headers: { "x-amzn-errortype": problem } });
+    const problem = await signatureProblem(request, "", account);
+    if (problem) {
+      refused.push(problem);
+      return Response.json({ message: `Signature check failed: ${problem}` }, { status: 403, headers: { "x-amzn-errortype": problem } });
+    }
     control.calls++;
     if (control.failing) return Response.json({ message: "control plane down" }, { status: 503, headers: { "x-amzn-errortype": "ServiceUnavailableException" } });
     const url = new URL(request.url);
@@ -216,6 +236,11 @@ export async function startFakeBedrock() {
     url: `http://127.0.0.1:${server.port}`,
     ...controls,
     control,
+    refused,
+    reset() {
+      controls.reset();
+      refused.length = 0;
+    },
     stop: () => server.stop(true),
   };
 }

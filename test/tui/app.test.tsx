@@ -144,6 +144,20 @@ describe("slash commands", () => {
     await ui.until((f) => f.includes("parley · gpt-4o-mini"), "the picked model");
   });
 
+  test("the model picker shows the upstream beside each model; typing an upstream's name lists its models", async () => {
+    const ui = open();
+    await ui.say("/model");
+    await ui.until((f) => f.includes("Pick a model"), "the picker");
+    expect(ui.frame()).toMatch(/❯ gpt-4o +alpha {2}\(current\)/);
+    expect(ui.frame()).toMatch(/^ {2}gpt-4o-mini +alpha$/m);
+    await Bun.sleep(100); // Ink listens for keys from an effect that runs just after the first frame
+    await ui.type("beta");
+    await ui.until((f) => f.includes("filter: beta"), "the filter");
+    const listed = ui.frame().split("\n").filter((line) => /^(❯| ) \S/.test(line));
+    expect(listed.length).toBeGreaterThan(0);
+    for (const line of listed) expect(line).toMatch(/^(❯| ) \S+ +beta$/);
+  });
+
   test("typing in the model picker filters the list; Enter takes the first match", async () => {
     const ui = open();
     await ui.say("/model");
@@ -309,5 +323,14 @@ describe("turns that fail or stop, and the editor", () => {
     await ui.until(() => gateway.openai.received.length === 1, "the request");
     expect(gateway.openai.last().body.max_tokens).toBeUndefined();
     expect(gateway.openai.last().body.stream).toBe(true);
+  });
+
+  test("commands typed faster than the screen redraws all count (a busy machine, or a paste)", async () => {
+    const ui = open();
+    await ui.type("/model gpt-4o-mini\r/settings temperature 0.3\r/settings system Answer in French.\rbonjour\r");
+    await ui.until(() => gateway.openai.received.length === 1, "the request");
+    expect(gateway.openai.last().body).toMatchObject({
+      model: "gpt-4o-mini", temperature: 0.3, messages: [{ role: "system", content: "Answer in French." }, { role: "user", content: "bonjour" }],
+    });
   });
 });

@@ -1,4 +1,4 @@
-import type { AwsSettings } from "../../aws.ts";
+import { credentialKind, type AwsSettings } from "../../aws.ts";
 import { anthropicProfile } from "../anthropic-models.ts";
 import type { Kind, Upstream } from "../kind.ts";
 
@@ -43,6 +43,7 @@ export const bedrockKind: Kind<BedrockSettings> = {
     const { createBedrockControl } = await import("./control.ts");
     return (await createBedrockControl(u).models()).map(({ id, vendor, created }) => ({ id, owned_by: vendor, created }));
   },
+  credentials: (s) => credentialKind(s),
   where: (s) => s.endpointUrl ?? s.region ?? "",
   patterns: [new RegExp(`^((${GEOS})\\.)?(${VENDORS})\\.`), /^arn:aws:bedrock:/],
   // Claude's own names are called as the cross-region inference profile of the upstream's region.

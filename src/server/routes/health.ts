@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
-import { credentialKind, type AwsSettings } from "../../aws.ts";
+import { KINDS } from "../../providers/kinds.ts";
+import { missing } from "../../providers/upstreams.ts";
 import type { Live } from "../../providers/live.ts";
 import { VERSION } from "../../version.ts";
 import type { RedisStatus } from "../redis.ts";
@@ -13,9 +14,13 @@ const INPUT_FORMATS = ["alpha", "beta_messages", "beta_textgen"] as const;
 export function healthRoutes(upstreams: Live, redis?: () => Promise<RedisStatus>) {
   // Every upstream by name: `available`, `not_configured`, or `cooling` after failing three times in a row.
   const services = () => Object.fromEntries(upstreams.current().declared.upstreams.map((u) => [u.name, upstreams.status(u.name)]));
-  const beta = () => {
-    const bedrock = upstreams.current().byName.get("beta");
-    return bedrock?.kind === "bedrock" && (bedrock.settings as AwsSettings & { region?: string }).region ? { beta_credentials: credentialKind(bedrock.settings as AwsSettings) } : {};
+  // What proves parley to each configured upstream that has something to say (Bedrock's: api key, static keys, profile or default chain).
+  const credentials = () => {
+    const said = upstreams.current().declared.upstreams.flatMap((u) => {
+      const describe = KINDS[u.kind].credentials;
+      return describe && !missing(u) ? [[u.name, describe(u.settings)] as const] : [];
+    });
+    return said.length ? { credentials: Object.fromEntries(said) } : {};
   };
   return new Elysia({ name: "parley/health" })
     .get(
@@ -25,7 +30,7 @@ export function healthRoutes(upstreams: Live, redis?: () => Promise<RedisStatus>
         timestamp: new Date().toISOString(),
         version: VERSION,
         services: services(),
-        ...beta(),
+        ...credentials(),
         ...(redis ? { redis: await redis() } : {}),
       }),
       { detail: { summary: "Service health", tags: ["health"], security: [] } },
