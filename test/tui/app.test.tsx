@@ -74,10 +74,13 @@ describe("chatting", () => {
     await ui.type("line one");
     await ui.type("\x1b\r");
     await ui.type("line two\nline three");
+    // Ctrl+J on its own, as a terminal sends it when typed alone.
+    await ui.type("\n");
+    await ui.type("line four");
     expect(gateway.openai.received).toHaveLength(0);
     await ui.type(ENTER);
     await ui.until(() => gateway.openai.received.length === 1, "the request");
-    expect(gateway.openai.last().body.messages[0].content).toBe("line one\nline two\nline three");
+    expect(gateway.openai.last().body.messages[0].content).toBe("line one\nline two\nline three\nline four");
   });
 
   test("Esc cancels a reply in progress and aborts the request", async () => {
