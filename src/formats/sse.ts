@@ -19,6 +19,8 @@ export interface StreamEnding {
    */
   names?: string[];
   error: (error: GatewayError) => SseEvent[];
+  /** How the dialect writes events, when not as server-sent events. */
+  write?: (events: SseEvent[]) => Uint8Array;
 }
 
 /** Enough of a line to read an event name from it. */
@@ -74,6 +76,10 @@ export function guardStream(
   let gone = false;
   const fail = (controller: ReadableStreamDirectController, error: GatewayError) => {
     onBreak(error);
+    if (ending.write) {
+      controller.write(ending.write(ending.error(error)));
+      return controller.close();
+    }
     // The upstream may have stopped mid-line or mid-event: a blank line first ends whatever it left
     // open, so the error is an event of its own.
     const last = tail.last();

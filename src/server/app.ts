@@ -6,6 +6,8 @@ import { openDatabase } from "../db.ts";
 import type { AccessEntry } from "./access-log.ts";
 import { createKeyring, type Guard } from "./auth.ts";
 import { chatEdge } from "./chat-edge.ts";
+import { bedrockEdge } from "./bedrock/edge.ts";
+import { createControlPlane } from "./bedrock/control.ts";
 import { cors, corsHeaders } from "./cors.ts";
 import { createRateLimiter, type RateLimiter } from "./rate-limit.ts";
 import { createRedisRateLimiter } from "./rate-limit-redis.ts";
@@ -71,6 +73,10 @@ export function createApp({ config, log, accessLog }: AppOptions) {
   const maxBody = config.files.maxUploadBytes + MULTIPART_SLACK;
   const addCors = corsHeaders(config.corsOrigins, EXPOSED);
   const chats = chatEdge([chatCompletions, messages, responses], { chat, guard, log, debug: config.debug, maxBody, cors: addCors, accessLog });
+  const bedrock = bedrockEdge({
+    chat, guard, log, debug: config.debug, maxBody, cors: addCors, accessLog,
+    credentials: config.ingressAwsCredentials, mainKey: config.apiKey, control: createControlPlane(upstreams, discovery),
+  });
   const routes: { method: string; path: string }[] = chats.paths.map((path) => ({ method: "POST", path }));
   const app = new Elysia({ name: "parley" })
     .use(edge({
@@ -100,7 +106,7 @@ export function createApp({ config, log, accessLog }: AppOptions) {
       if (config.modelsRefreshS > 0) void discovery.refresh();
       return changed;
     },
-    handle: (request: Request): Promise<Response> => chats.handle(request) ?? Promise.resolve((elysia ??= app.fetch)(request)),
+    handle: (request: Request): Promise<Response> => chats.handle(request) ?? bedrock.handle(request) ?? Promise.resolve((elysia ??= app.fetch)(request)),
     async close() {
       discovery.stop();
       await usage.close();
