@@ -88,7 +88,7 @@ export function createControlPlane(upstreams: Live, discovery: Discovery) {
       const [, list, id] = PATHS.exec(path)!;
       if (list === "foundation-models") return id ? { modelDetails: foundation(find(id)) } : { modelSummaries: models().map(foundation) };
       if (id) return profile(find(id));
-      const type = query.get("typeEquals");
+      const type = query.get("type");
       return { inferenceProfileSummaries: type && type !== "SYSTEM_DEFINED" ? [] : models().map(profile) };
     },
   };
