@@ -6,7 +6,7 @@ import { openDatabase } from "../db.ts";
 import type { AccessEntry } from "./access-log.ts";
 import { createKeyring, type Guard } from "./auth.ts";
 import { chatEdge } from "./chat-edge.ts";
-import { bedrockEdge } from "./bedrock/edge.ts";
+import { BEDROCK_PATHS, bedrockEdge } from "./bedrock/edge.ts";
 import { createControlPlane } from "./bedrock/control.ts";
 import { cors, corsHeaders } from "./cors.ts";
 import { createRateLimiter, type RateLimiter } from "./rate-limit.ts";
@@ -77,7 +77,7 @@ export function createApp({ config, log, accessLog }: AppOptions) {
     chat, guard, log, debug: config.debug, maxBody, cors: addCors, accessLog,
     credentials: config.ingressAwsCredentials, mainKey: config.apiKey, control: createControlPlane(upstreams, discovery),
   });
-  const routes: { method: string; path: string }[] = chats.paths.map((path) => ({ method: "POST", path }));
+  const routes: { method: string; path: string }[] = [...chats.paths, ...BEDROCK_PATHS].map((path) => ({ method: "POST", path }));
   const app = new Elysia({ name: "parley" })
     .use(edge({
       debug: config.debug, log, accessLog,

@@ -251,10 +251,12 @@ test("usage is recorded for Bedrock operations as for every chat endpoint", asyn
 
 test("GET /inference-profiles and /foundation-models answer in Bedrock's shape from what parley routes", async () => {
   const headers = { authorization: `Bearer ${TEST_KEY}` };
-  const profiles = await (await fetch(`${endpoint}/inference-profiles`, { headers })).json();
+  // Claude Code in Bedrock mode asks this first.
+  const profiles = await (await fetch(`${endpoint}/inference-profiles?type=SYSTEM_DEFINED`, { headers })).json();
   const ids = profiles.inferenceProfileSummaries.map((p: { inferenceProfileId: string }) => p.inferenceProfileId);
   expect(ids).toContain(CLAUDE);
   expect(profiles.inferenceProfileSummaries[0]).toMatchObject({ status: "ACTIVE", type: "SYSTEM_DEFINED", models: [expect.objectContaining({ modelArn: expect.stringContaining(":foundation-model/") })] });
+  expect((await (await fetch(`${endpoint}/inference-profiles?type=APPLICATION`, { headers })).json()).inferenceProfileSummaries).toEqual([]);
   const models = await (await fetch(`${endpoint}/foundation-models`, { headers })).json();
   expect(models.modelSummaries.map((m: { modelId: string }) => m.modelId)).toContain("claude-sonnet-4-5-20250929");
   const missing = await fetch(`${endpoint}/inference-profiles/nope`, { headers });
