@@ -69,7 +69,7 @@ function decodeBlock(block: unknown, at: string): Part[] {
   if (isObject(block.document)) {
     const data = isObject(block.document.source) ? stringOr(block.document.source.bytes) : undefined;
     if (!data) throw validationError(`${at}.document.source.bytes`, "must be base64 bytes");
-    return [{ type: "document", mediaType: `application/${stringOr(block.document.format) ?? "pdf"}`, data, ...(typeof block.document.name === "string" ? { title: block.document.name } : {}) }];
+    return [{ type: "document", mediaType: documentType(stringOr(block.document.format)), data, ...(typeof block.document.name === "string" ? { title: block.document.name } : {}) }];
   }
   if (isObject(block.toolUse)) {
     const { toolUseId, name, input } = block.toolUse;
@@ -89,6 +89,12 @@ function decodeBlock(block: unknown, at: string): Part[] {
   // cachePoint and guardContent change nothing the model is asked.
   if (block.cachePoint !== undefined || block.guardContent !== undefined) return [];
   throw invalidRequest(`${at}: this content block is not supported on a converted route`, `${at}: unsupported block`);
+}
+
+/** Converse names a document's format; the IR carries its media type. */
+function documentType(format = "pdf"): string {
+  const text: Record<string, string> = { txt: "text/plain", md: "text/markdown", csv: "text/csv", html: "text/html" };
+  return Object.hasOwn(text, format) ? text[format]! : `application/${format}`;
 }
 
 function decodeTools(config: Json): { tools?: Tool[]; toolChoice?: ToolChoice } {

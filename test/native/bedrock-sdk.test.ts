@@ -173,6 +173,21 @@ describe("converted routes", () => {
     expect(events.find((e) => e.messageStop)?.messageStop?.stopReason).toBe("tool_use");
   });
 
+  test("an image, the system text and the inference settings of a Converse request reach OpenAI", async () => {
+    const png = new Uint8Array([137, 80, 78, 71, 13, 10, 26, 10]);
+    await client.send(new ConverseCommand({
+      modelId: "gpt-4o",
+      system: [{ text: "Be brief." }],
+      inferenceConfig: { maxTokens: 42, temperature: 0.3, stopSequences: ["END"] },
+      messages: [{ role: "user", content: [{ text: "What is this?" }, { image: { format: "png", source: { bytes: png } } }] }],
+    }));
+    const sent = gateway.openai.received[0]!.body;
+    expect(sent.messages[0]).toEqual({ role: "system", content: "Be brief." });
+    expect(sent.messages[1].content[1].image_url.url).toBe(`data:image/png;base64,${Buffer.from(png).toString("base64")}`);
+    expect(sent.max_tokens ?? sent.max_completion_tokens).toBe(42);
+    expect([sent.temperature, sent.stop]).toEqual([0.3, ["END"]]);
+  });
+
   test("tool use with the mock", async () => {
     const reply = await client.send(new ConverseCommand({ modelId: "mock/tools", messages: hello, toolConfig: { tools: [weather] } }));
     expect(reply.stopReason).toBe("tool_use");

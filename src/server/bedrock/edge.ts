@@ -1,4 +1,4 @@
-import type { Chat, ChatOutcome } from "../../chat.ts";
+import type { Chat } from "../../chat.ts";
 import { GatewayError } from "../../errors.ts";
 import { invokeCodec } from "../../formats/bedrock-invoke.ts";
 import type { Codec } from "../../formats/codec.ts";
@@ -64,7 +64,7 @@ export function bedrockEdge(options: BedrockEdgeOptions) {
       const usage = trackUsage(guard.usage, { log, request, principal }, `/model/{modelId}/${op}`);
       const outcome = await chat({ input: codec, output: codec, body, raw: text, signal: request.signal, headers: request.headers, ...usage.hooks })
         .then(usage.answered, usage.failed);
-      const response = outcome.kind === "events" ? eventsReply(outcome, headers, codec) : reply(outcome, headers);
+      const response = reply(outcome.kind === "events" ? { kind: "stream", body: frames(outcome.events, codec), contentType: EVENT_STREAM, headers: outcome.headers } : outcome, headers);
       log?.finish(response.status);
       return response;
     } catch (error) {
@@ -121,16 +121,16 @@ export function bedrockEdge(options: BedrockEdgeOptions) {
   };
 }
 
-/** Converted events as the dialect's event-stream frames, each written as it comes. */
-function eventsReply(outcome: Extract<ChatOutcome, { kind: "events" }>, headers: Record<string, string>, codec: Codec): Response {
-  const { events } = outcome;
-  const response = reply({ kind: "bytes", bytes: "", contentType: "application/vnd.amazon.eventstream", headers: outcome.headers }, headers);
+const EVENT_STREAM = "application/vnd.amazon.eventstream";
+
+/** Converted events as the dialect's event-stream frames, each written as it comes; leaving ends them. */
+function frames(events: AsyncGenerator<SseEvent>, codec: Codec): ReadableStream<Uint8Array> {
   let gone = false;
-  const body = new ReadableStream<Uint8Array>({
+  return new ReadableStream<Uint8Array>({
     type: "direct",
     async pull(controller: ReadableStreamDirectController) {
       for (;;) {
-        const next: IteratorResult<SseEvent> = await events.next();
+        const next = await events.next();
         if (gone) return;
         if (next.done) return controller.close();
         const written = controller.write(codec.writeEvents!([next.value]));
@@ -142,5 +142,4 @@ function eventsReply(outcome: Extract<ChatOutcome, { kind: "events" }>, headers:
       await events.return(undefined);
     },
   } as unknown as UnderlyingDefaultSource<Uint8Array>);
-  return new Response(body, { status: response.status, headers: response.headers });
 }
