@@ -2,7 +2,7 @@
  * `bun run fuzz [--seed N] [--count N] [--concurrency N] [--fault-rate 0..1]`: generated malformed
  * requests over every endpoint, some to upstreams that misbehave, against `parley serve` as a real
  * process (LOG_LEVEL=debug). Prints the seed first, so a failing run can be replayed; exits 1 on any
- * failure. See README, "Fuzzing".
+ * failure. See docs/development.md, "Fuzzing".
  */
 import { parseArgs } from "node:util";
 import { ENDPOINTS, faultSweep, generate, type Context } from "../test/fuzz/cases.ts";

@@ -1,5 +1,5 @@
 /**
- * The README's "Using parley in CI" test, as a user would copy it: start `parley serve --port 0`
+ * docs/ci.md's test, as a user would copy it: start `parley serve --port 0`
  * against the built-in mock provider (no provider keys), wait for its ready line, then try a chat,
  * a stream and a tool call over plain HTTP. PARLEY_BIN picks a built binary; without it, this
  * checkout's source runs.

@@ -1,4 +1,4 @@
-/** The bench's figures as Markdown tables (the README's Benchmarks section takes them as printed). */
+/** The bench's figures as Markdown tables (docs/performance.md takes them as printed). */
 
 type Targets = Record<string, { p50?: number; p99: number; rps: number; cpu?: number } | undefined>;
 type Latency = Record<string, { p50: number; p99: number }>;

@@ -58,7 +58,10 @@ describe("/docs agrees with the table", () => {
   test("every setting the OpenAPI document names is a setting, and each default it gives is the table's", async () => {
     const gateway = await startGateway();
     try {
-      const text = await (await gateway.app.handle(new Request("http://localhost/docs/json"))).text();
+      const response = await gateway.app.handle(new Request("http://localhost/docs/json"));
+      expect(response.status).toBe(200);
+      const text = await response.text();
+      expect(JSON.parse(text).openapi).toStartWith("3.");
       const names = new Set(SETTINGS.flatMap((s) => [s.key, ...(s.aliases ?? [])]));
       const mentioned = [...text.matchAll(/\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b/g)].map((m) => m[0]);
       expect(mentioned.filter((n) => !names.has(n))).toEqual([]);

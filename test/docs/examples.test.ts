@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startGateway, TEST_KEY, type Gateway } from "../lib/gateway.ts";
-import { codeBlocks, docFiles, read } from "./markdown.ts";
+import { codeBlocks, docFiles, read, ROOT } from "./markdown.ts";
 
 const PLACEHOLDER_ID = /file-X{24}/g;
 const NOTES = "Buy milk.\nCall the plumber on Tuesday.\n";
@@ -109,4 +109,21 @@ describe("the curl examples in the documentation", () => {
       }
     });
   }
+});
+
+describe("the shell recipe in docs/ci.md", () => {
+  test("starts parley, waits for its ready line and gets the mock's answer", async () => {
+    const recipe = codeBlocks(read("docs/ci.md"), "sh").find((b) => b.code.includes("ready.json"));
+    expect(recipe).toBeDefined();
+    const cwd = mkdtempSync(join(tmpdir(), "parley-ci-shell-"));
+    // `./parley` is the built binary in PARLEY_BIN, else this checkout's source.
+    const parley = process.env.PARLEY_BIN ? `exec "${process.env.PARLEY_BIN}" "$@"` : `exec bun --no-env-file "${join(ROOT, "src/cli.ts")}" "$@"`;
+    writeFileSync(join(cwd, "parley"), `#!/bin/sh\n${parley}\n`, { mode: 0o755 });
+    const script = `${recipe!.code}\nstatus=$?\nkill "$(jq -r .pid ready.json)"\nexit $status\n`;
+    const { MODELS_REFRESH_S: _, ...env }: Record<string, string | undefined> = { ...process.env, HOME: cwd, XDG_CONFIG_HOME: join(cwd, ".config"), XDG_DATA_HOME: join(cwd, ".data") };
+    const proc = Bun.spawn(["timeout", "60", "bash", "-c", script], { cwd, env, stdout: "pipe", stderr: "pipe" });
+    const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    expect({ code, out, err }).toMatchObject({ code: 0 });
+    expect(out).toContain("ping");
+  }, 60_000);
 });

@@ -37,6 +37,10 @@ describe("documentation links", () => {
   });
 });
 
+test("the README stays a front door: at most 20 KB, the rest in docs/", () => {
+  expect(Buffer.byteLength(read("README.md"))).toBeLessThanOrEqual(20 * 1024);
+});
+
 describe("the documentation speaks of parley, not of its making", () => {
   // History belongs to git and CHANGELOG.md: no "this session", "the latest run", "sessions before".
   const HISTORY = /\b(?:this|that|the|latest|previous|earlier|last|one|two|three|four|five|six|seven) sessions?\b|\bsessions? before\b|\bthe latest run\b|\bthe run before\b|\bthis change\b/i;
