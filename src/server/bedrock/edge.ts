@@ -36,7 +36,7 @@ type Operation = (typeof OPERATIONS)[number];
 const RUNTIME = /^\/model\/([^/]+)\/(invoke|invoke-with-response-stream|converse|converse-stream)$/;
 
 /** The paths as /docs and the 405 check know them. */
-export const BEDROCK_PATHS = OPERATIONS.map((op) => `/model/:modelId/${op}`);
+export const BEDROCK_PATHS = OPERATIONS.map((op) => `/model/:id/${op}`);
 
 /**
  * Bedrock Runtime as AWS serves it (contract 17), for the AWS SDKs and Claude Code in Bedrock
