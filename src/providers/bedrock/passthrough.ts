@@ -1,7 +1,6 @@
 import { GatewayError } from "../../errors.ts";
 import { fromConverse } from "../../formats/converse.ts";
-import { isObject } from "../../formats/read.ts";
-import { fromAnthropic } from "../../formats/usage.ts";
+import { isObject, numberOr } from "../../formats/read.ts";
 import type { Usage } from "../../ir.ts";
 import type { NativeCall, NativeReply } from "../provider.ts";
 import { fetchError, fetchFailed, parseUpstreamJson } from "../upstream-errors.ts";
@@ -57,17 +56,22 @@ export function createPassthrough({ up, post, chunks }: BedrockTransport) {
   return { invoke: call(false), converse: call(true) };
 }
 
-/** InvokeModel tells its token counts in headers, whatever the family's body. */
+/** InvokeModel tells its token counts in headers, whatever the family's body; the cache's beside the input. */
 function headerUsage(headers: Headers): Usage | undefined {
   const input = headers.get("x-amzn-bedrock-input-token-count");
   const output = headers.get("x-amzn-bedrock-output-token-count");
   if (input === null && output === null) return undefined;
-  return { input: { total: Number(input) || 0, cacheRead: 0, cacheWrite: 0 }, output: Number(output) || 0 };
+  const cacheRead = Number(headers.get("x-amzn-bedrock-cache-read-input-token-count")) || 0;
+  const cacheWrite = Number(headers.get("x-amzn-bedrock-cache-write-input-token-count")) || 0;
+  return { input: { total: (Number(input) || 0) + cacheRead + cacheWrite, cacheRead, cacheWrite }, output: Number(output) || 0 };
 }
 
-/** Converse's usage, and Claude's (`input_tokens`) when InvokeModel's headers are missing. */
+/** Converse's usage, and Claude's (`input_tokens`, the cache counted beside) when InvokeModel's headers are missing. */
 function bodyUsage(reply: unknown): Usage | undefined {
   const usage = isObject(reply) && isObject(reply.usage) ? reply.usage : undefined;
   if (!usage) return undefined;
-  return usage.inputTokens !== undefined ? fromConverse(usage) : fromAnthropic(usage);
+  if (usage.inputTokens !== undefined) return fromConverse(usage);
+  const cacheRead = numberOr(usage.cache_read_input_tokens) ?? 0;
+  const cacheWrite = numberOr(usage.cache_creation_input_tokens) ?? 0;
+  return { input: { total: (numberOr(usage.input_tokens) ?? 0) + cacheRead + cacheWrite, cacheRead, cacheWrite }, output: numberOr(usage.output_tokens) ?? 0 };
 }

@@ -9,8 +9,9 @@ import { createBedrockControl } from "./control.ts";
 import { converseStreamDecoder, decodeConverse, encodeConverse } from "./converse.ts";
 import * as titan from "./titan.ts";
 import { createAnthropicNative } from "./native.ts";
-import { createPassthrough } from "./passthrough.ts";
 import { createBedrockTransport } from "./transport.ts";
+// Bedrock's own clients (AWS SDKs, Claude Code in Bedrock mode): their bodies as sent.
+import { createPassthrough } from "./passthrough.ts";
 
 /** Which wire body a Bedrock model id takes: Anthropic and Titan natively, the rest through Converse. */
 type Family = "anthropic" | "titan" | "converse";
