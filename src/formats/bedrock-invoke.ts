@@ -56,9 +56,13 @@ function chunks(encoder: StreamEncoder): StreamEncoder {
   };
 }
 
-/** The JSON the last chunks of a stream carry, decoded from their base64, for the family's usage reader. */
+/** The JSON the last chunks of a stream carry (message_delta, message_stop), decoded from their base64, for the family's usage reader. */
 function decodedChunks(tail: string): string {
   let text = "";
-  for (const [, bytes] of tail.matchAll(/"bytes"\s*:\s*"([A-Za-z0-9+/=]+)"/g)) text += Buffer.from(bytes!, "base64").toString();
+  for (let n = 0, at = tail.length; n < 2 && (at = tail.lastIndexOf('"bytes":"', at - 1)) >= 0; n++) {
+    const start = at + 9;
+    const end = tail.indexOf('"', start);
+    if (end > start) text = Buffer.from(tail.slice(start, end), "base64").toString() + text;
+  }
   return text;
 }

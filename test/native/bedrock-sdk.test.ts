@@ -255,12 +255,16 @@ test("usage is recorded for Bedrock operations as for every chat endpoint", asyn
   await client.send(new ConverseCommand({ modelId: NOVA, messages: hello }));
   const reply = await client.send(new ConverseStreamCommand({ modelId: NOVA, messages: hello }));
   await conversed(reply.stream!);
+  const invoked = await client.send(new InvokeModelWithResponseStreamCommand({ modelId: CLAUDE, body: claudeBody() }));
+  for await (const _ of invoked.body!);
   const records = await recordsOf(gateway.config, () => gateway.call("/v1/usage"));
-  const mine = records.filter((r) => r.endpoint.startsWith("/model/")).slice(-3);
+  const mine = records.filter((r) => r.endpoint.startsWith("/model/")).slice(-4);
   expect(mine.map((r) => [r.endpoint, r.model_requested, r.input_tokens, r.output_tokens, r.outcome])).toEqual([
     ["/model/{modelId}/converse", "gpt-4o", 11, 7, "ok"],
     ["/model/{modelId}/converse", NOVA, 15, 6, "ok"],
     ["/model/{modelId}/converse-stream", NOVA, 15, 6, "ok"],
+    // Bedrock's invocation metrics on the passed-through stream's last chunk.
+    ["/model/{modelId}/invoke-with-response-stream", CLAUDE, 13, 5, "ok"],
   ]);
 });
 

@@ -37,7 +37,7 @@ export function createPassthrough({ up, post, chunks }: BedrockTransport) {
     }
   };
 
-  /** The chunks as they come; the first one's frames decoded, so that an exception among them throws. */
+  /** The chunks as they come; the first frame decoded, so that an exception there throws (and is retried). */
   function checked(source: AsyncIterator<Uint8Array, unknown>): AsyncIterator<Uint8Array, unknown> {
     let first = true;
     return {
@@ -45,8 +45,10 @@ export function createPassthrough({ up, post, chunks }: BedrockTransport) {
         const read = await source.next();
         if (!first || read.done) return read;
         first = false;
+        // Its first frame only: an upstream's first chunk is often its whole stream.
         const decode = eventDecoder(up);
-        for (const frame of decode.frames(read.value)) decode.event(frame);
+        const [frame] = decode.frames(read.value);
+        if (frame) decode.event(frame);
         return read;
       },
       return: async (reason?: unknown) => (await source.return?.(reason)) ?? { done: true, value: undefined },
