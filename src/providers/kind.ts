@@ -21,7 +21,12 @@ export interface Upstream<S = unknown> {
   headers: Record<string, string>;
   /** Where it was declared, for errors that tell the user what to set: `ALPHA_*` variables, `parley.toml:12`. */
   origin: { variables?: Record<string, string>; file?: string };
+  /** What its provider calls instead of the global fetch: set only by `serve --cassettes` (record and replay). */
+  fetch?: UpstreamFetch;
 }
+
+/** The one function every call to an upstream goes through. */
+export type UpstreamFetch = (url: string, init: BunFetchRequestInit) => Promise<Response>;
 
 /**
  * A kind: reads and checks an upstream's settings, says what is missing, builds the provider
@@ -52,6 +57,11 @@ export interface Kind<S = any> {
   wholeIds?: boolean;
   /** Whether ids of the form `claude-*` go to this kind, and in which order (Anthropic's own before Bedrock). */
   claude?: number;
+}
+
+/** A URL as errors and logs may show it: a password in it (`http://user:secret@host`) masked. */
+export function shownUrl(url: string): string {
+  return url.replace(/^(\w+:\/\/)([^/@\s]+)@/, (_, scheme: string, userinfo: string) => `${scheme}${userinfo.includes(":") ? `${userinfo.slice(0, userinfo.indexOf(":"))}:****` : "****"}@`);
 }
 
 /** How to set one of an upstream's settings: its variable (`ALPHA_API_KEY`) or its key in the file. */

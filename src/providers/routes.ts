@@ -26,10 +26,12 @@ export interface Route {
 export interface Known {
   /** The upstreams that list this id, in declaration order. */
   upstreamsOf(id: string): readonly string[];
+  /** Whether an upstream serves this id: unknown when it lists nothing (discovery off or failed). */
+  serves(upstream: Upstream, id: string): boolean | undefined;
   ids(): string[];
 }
 
-const NOTHING_KNOWN: Known = { upstreamsOf: () => [], ids: () => [] };
+const NOTHING_KNOWN: Known = { upstreamsOf: () => [], serves: () => undefined, ids: () => [] };
 
 export interface Routing {
   upstreams: readonly Upstream[];
@@ -62,26 +64,38 @@ export function createRouter({ upstreams, routes, modelAliases, modelRoutes }: R
     return weight === undefined ? { upstream: upstream.name, model: named } : { upstream: upstream.name, model: named, weight };
   };
   const to = (requested: string, of: readonly Upstream[], model: string): Route => ({ requested, targets: of.map((u) => target(u, model)), weighted: false });
+  // A pattern's upstreams that can serve the id: one whose list is known and lacks it is left out (Ollama is not asked for gpt-4o).
+  const serving = (of: Upstream[], model: string) => {
+    const some = of.filter((u) => known.serves(u, KINDS[u.kind].modelFor?.(model, u.settings) ?? model) !== false);
+    return some.length ? some : of;
+  };
+  // A route's configured targets; none: all of them, so that the first says what to set.
+  const ready = (route: FileRoute) => {
+    const some = route.to.filter((t) => byName.has(t.upstream) && !missing(byName.get(t.upstream)!));
+    return some.length ? some : route.to;
+  };
 
   return function route(requested: string): Route {
     // No upstream has an id with a lone surrogate, and no URL path or header can carry one.
     if (!requested.isWellFormed()) throw unknownModel(requested, known.ids());
     const model = modelAliases.get(requested) ?? requested;
     const slash = model.indexOf("/");
-    const addressed = slash > 0 ? byName.get(model.slice(0, slash)) : undefined;
+    const addressed = slash > 0 && slash < model.length - 1 ? byName.get(model.slice(0, slash)) : undefined;
     if (addressed) return to(requested, [addressed], KINDS[addressed.kind].wholeIds ? model : model.slice(slash + 1));
     const routed = custom.find((c) => c.test.test(model));
     if (routed) return to(requested, [routed.upstream], model);
     for (const { route, test } of file) {
       if (test && !test.test(model)) continue;
       const sent = route.model ?? model;
-      return { requested, name: route.name, targets: route.to.map((t) => target(byName.get(t.upstream)!, t.model ?? sent, t.weight)), weighted: route.weighted };
+      return { requested, name: route.name, targets: ready(route).map((t) => target(byName.get(t.upstream)!, t.model ?? sent, t.weight)), weighted: route.weighted };
     }
     const listing = known.upstreamsOf(model);
-    if (listing.length) return to(requested, listing.map((name) => byName.get(name)!), model);
-    if (model.startsWith("claude-") && claude.length) return to(requested, claude, model);
+    // A reload may have added a lister this (older) configuration does not have.
+    const listed = listing.length ? listing.flatMap((name) => byName.get(name) ?? []) : [];
+    if (listed.length) return to(requested, listed, model);
+    if (model.startsWith("claude-") && claude.length) return to(requested, serving(claude, model), model);
     const matched = builtIn.find(({ pattern }) => pattern.test(model));
-    if (matched) return to(requested, matched.of, model);
+    if (matched) return to(requested, serving(matched.of, model), model);
     throw unknownModel(requested, known.ids());
   };
 }
