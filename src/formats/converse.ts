@@ -2,7 +2,7 @@ import { invalidRequest, validationError, type GatewayError } from "../errors.ts
 import { type ChatReply, type ChatRequest, type FinishReason, type Message, type Part, type SseEvent, type StreamEvent, type Tool, type ToolChoice, type Usage } from "../ir.ts";
 import type { Codec, StreamEncoder } from "./codec.ts";
 import { writeEvents } from "./event-stream.ts";
-import { isObject, messageList, numberOr, optionalString, parseArguments, stringOr, type Json } from "./read.ts";
+import { isObject, memberObject, messageList, numberOr, optionalString, parseArguments, stringOr, type Json } from "./read.ts";
 import { NO_INPUT, usageTracker } from "./usage.ts";
 
 /**
@@ -211,7 +211,7 @@ function converseStream(): StreamEncoder {
 
 /** A passed-through stream's usage, from its metadata event. */
 function usageIn(tail: string): Usage | undefined {
-  const found = /"usage"\s*:\s*(\{[^}]*\})/.exec(tail.slice(tail.lastIndexOf("metadata")))?.[1];
+  const found = memberObject(tail, "usage", Math.max(0, tail.lastIndexOf("metadata")));
   if (!found) return undefined;
   try {
     return fromConverse(JSON.parse(found) as Json);

@@ -86,3 +86,104 @@ export function parseArguments(text: string, where: string): Record<string, unkn
 export const stringOr = (value: unknown) => (typeof value === "string" ? value : undefined);
 /** A count or a time (tokens, seconds): a finite number, never negative. */
 export const numberOr = (value: unknown) => (typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : undefined);
+
+/**
+ * The JSON object that starts at `from` in `text` (at its `{`), braces inside strings ignored: a
+ * member read out of a stream's tail with nested objects in it (`server_tool_use`) whole.
+ */
+export function objectAt(text: string, from: number): string | undefined {
+  if (text[from] !== "{") return undefined;
+  let depth = 0;
+  let inString = false;
+  for (let i = from; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === "\\") i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === "{") depth++;
+    else if (c === "}" && --depth === 0) return text.slice(from, i + 1);
+  }
+  return undefined;
+}
+
+/** The object value of the first `"<key>":` at or after `from`, read whole (see objectAt). */
+export function memberObject(text: string, key: string, from = 0): string | undefined {
+  const match = new RegExp(`"${key}"\\s*:\\s*\\{`, "g");
+  match.lastIndex = from;
+  const found = match.exec(text);
+  return found ? objectAt(text, found.index + found[0].length - 1) : undefined;
+}
+
+/** One member of a JSON object as written: where it starts (its key's quote) and where its value starts and ends. */
+export interface MemberSpan {
+  key: string;
+  start: number;
+  valueStart: number;
+  end: number;
+}
+
+/**
+ * The top-level members of a JSON object's text, in order, without parsing the values: a body
+ * edited member by member keeps every other byte as the client wrote it (numbers JSON.parse would
+ * round, escapes, spacing). Undefined when the text is not an object this can read.
+ */
+export function topMembers(text: string): MemberSpan[] | undefined {
+  let i = skipSpace(text, 0);
+  if (text[i] !== "{") return undefined;
+  const members: MemberSpan[] = [];
+  i = skipSpace(text, i + 1);
+  if (text[i] === "}") return members;
+  for (;;) {
+    if (text[i] !== '"') return undefined;
+    const start = i;
+    const keyEnd = stringEnd(text, i);
+    if (keyEnd < 0) return undefined;
+    const key = JSON.parse(text.slice(i, keyEnd)) as string;
+    i = skipSpace(text, keyEnd);
+    if (text[i] !== ":") return undefined;
+    const valueStart = skipSpace(text, i + 1);
+    const end = valueEnd(text, valueStart);
+    if (end < 0) return undefined;
+    members.push({ key, start, valueStart, end });
+    i = skipSpace(text, end);
+    if (text[i] === "}") return members;
+    if (text[i] !== ",") return undefined;
+    i = skipSpace(text, i + 1);
+  }
+}
+
+function skipSpace(text: string, i: number): number {
+  while (i < text.length && (text[i] === " " || text[i] === "\n" || text[i] === "\r" || text[i] === "\t")) i++;
+  return i;
+}
+
+/** The index after the string that starts at `i`, or -1. */
+function stringEnd(text: string, i: number): number {
+  for (let j = i + 1; j < text.length; j++) {
+    if (text[j] === "\\") j++;
+    else if (text[j] === '"') return j + 1;
+  }
+  return -1;
+}
+
+/** The index after the value that starts at `i`, or -1. */
+function valueEnd(text: string, i: number): number {
+  const c = text[i];
+  if (c === '"') return stringEnd(text, i);
+  if (c === "{" || c === "[") {
+    let depth = 0;
+    for (let j = i; j < text.length; j++) {
+      const d = text[j];
+      if (d === '"') {
+        j = stringEnd(text, j) - 1;
+        if (j < 0) return -1;
+      } else if (d === "{" || d === "[") depth++;
+      else if ((d === "}" || d === "]") && --depth === 0) return j + 1;
+    }
+    return -1;
+  }
+  let j = i;
+  while (j < text.length && text[j] !== "," && text[j] !== "}" && text[j] !== "]" && text[j] !== " " && text[j] !== "\n" && text[j] !== "\r" && text[j] !== "\t") j++;
+  return j > i ? j : -1;
+}

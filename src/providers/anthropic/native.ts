@@ -70,7 +70,7 @@ function opened(up: Upstream, chunks: AsyncIterator<Uint8Array, unknown>, reques
           return head ? { done: false, value: head } : read;
         }
         head = head ? Buffer.concat([head, read.value]) : read.value;
-        const end = indexOf.call(head, BLANK);
+        const end = eventEnd(head);
         if (end < 0 && head.length < MAX_HEAD) continue;
         first = false;
         return { done: false, value: end < 0 ? head : firstEvent(up, head, end, requested, (tokens) => (input = tokens)) };
@@ -103,3 +103,11 @@ function firstEvent(up: Upstream, head: Uint8Array, end: number, requested: stri
 /** Bytes read at most for the first event: message_start is small. */
 const MAX_HEAD = 64 * 1024;
 const BLANK = Buffer.from("\n\n");
+const BLANK_CRLF = Buffer.from("\r\n\r\n");
+
+/** Where the first event ends: a blank line, written with LF or CRLF as SSE allows. */
+function eventEnd(head: Uint8Array): number {
+  const lf = indexOf.call(head, BLANK);
+  const crlf = indexOf.call(head, BLANK_CRLF);
+  return lf < 0 ? crlf : crlf < 0 ? lf : Math.min(lf, crlf);
+}

@@ -1,5 +1,5 @@
 import { GatewayError } from "../../errors.ts";
-import { isObject, numberOr } from "../../formats/read.ts";
+import { isObject, numberOr, topMembers } from "../../formats/read.ts";
 import { foundationModel } from "../anthropic-models.ts";
 import type { NativeCall, NativeReply } from "../provider.ts";
 import { badShape, fetchError, fetchFailed, parseUpstreamJson } from "../upstream-errors.ts";
@@ -25,7 +25,7 @@ export function invokeBody(call: Pick<NativeCall, "body" | "json" | "headers">, 
   const json = call.json ?? (JSON.parse(call.body) as Record<string, unknown>);
   const betas = bedrockBetas(model, call.headers?.get("anthropic-beta"), override);
   const head = { anthropic_version: BEDROCK_ANTHROPIC_VERSION, ...(betas.length ? { anthropic_beta: betas } : {}), ...extra };
-  const members = clientMembers(call.body, json, head);
+  const members = clientMembers(call.body, json, head) ?? memberwise(call.body, head);
   if (members !== undefined) return `${JSON.stringify(head).slice(0, -1)}${members ? `,${members}` : ""}}`;
   const { model: _model, stream: _stream, ...rest } = json;
   return JSON.stringify({ ...head, ...rest });
@@ -50,6 +50,13 @@ function clientMembers(raw: string, json: Record<string, unknown>, head: Record<
   const last = (Object.hasOwn(json, "stream") ? LAST_STREAM : LAST_BRACE).exec(raw.slice(tailAt));
   if (!last || (Object.hasOwn(json, "stream") && last[1] !== String(json.stream))) return undefined;
   return raw.slice(from, tailAt + last.index).trim();
+}
+
+/** The client's members but `model` and `stream`, found by reading the body's structure wherever they are: every other byte kept. */
+function memberwise(raw: string, head: Record<string, unknown>): string | undefined {
+  const members = topMembers(raw);
+  if (!members || members.some((m) => Object.hasOwn(head, m.key))) return undefined;
+  return members.filter((m) => m.key !== "model" && m.key !== "stream").map((m) => raw.slice(m.start, m.end)).join(",");
 }
 
 const FIRST_MODEL = /^\s*\{\s*"model"\s*:\s*/;

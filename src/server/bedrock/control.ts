@@ -76,7 +76,13 @@ export function createControlPlane(upstreams: Live, discovery: Discovery) {
 
   /** An id in a path may be an ARN: the model is its last part. */
   const find = (id: string) => {
-    const wanted = decodeURIComponent(id).replace(/^arn:aws[\w-]*:bedrock:[^:]*:\d*:(foundation-model|inference-profile)\//, "");
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(id);
+    } catch {
+      throw notFound(`The model id '${id}' is not percent-encoded UTF-8.`);
+    }
+    const wanted = decoded.replace(/^arn:aws[\w-]*:bedrock:[^:]*:\d*:(foundation-model|inference-profile)\//, "");
     const found = models().find((m) => m.id === wanted);
     if (!found) throw notFound(`The model '${wanted}' is not routed to any upstream.`);
     return found;

@@ -111,7 +111,8 @@ export function bedrockEdge(options: BedrockEdgeOptions) {
         try {
           modelId = decodeURIComponent(match[1]!);
         } catch {
-          return undefined;
+          // Not percent-encoded UTF-8: no model has such an id. Bedrock's answer, not a 405.
+          modelId = "\uFFFD";
         }
         return serve(request, modelId, match[2] as Operation);
       }

@@ -1,6 +1,6 @@
 import type { GatewayError } from "../../errors.ts";
 import { randomId } from "../../formats/codec.ts";
-import { isObject, parseArguments, stringOr, type Json } from "../../formats/read.ts";
+import { isObject, parseArguments, stringOr, topMembers, type Json } from "../../formats/read.ts";
 import type { ChatReply, ChatRequest, Part, SseEvent, Usage } from "../../ir.ts";
 import { badShape, type Upstream } from "../../providers/upstream-errors.ts";
 import { FORMAT_TOOL } from "./encode-request.ts";
@@ -103,7 +103,8 @@ export function checkMessage(body: unknown, up: Upstream): Usage | undefined {
 /**
  * A body (a reply, or a client's request) naming another model; everything else byte for byte.
  * Clients and upstreams write `"model":"…"` among the first keys: that text is replaced in place,
- * and the whole body is written anew only when the key is not found where it can only be the top level's.
+ * else the top-level member is found by reading the body's structure (never parsed and written anew:
+ * that would round big numbers and drop the client's spacing and escapes).
  */
 export function renamed(text: string, reply: Record<string, unknown>, requested: string): string {
   if (reply.model === requested) return text;
@@ -114,5 +115,7 @@ export function renamed(text: string, reply: Record<string, unknown>, requested:
   if (at > 0 && typeof reply.model === "string" && before.lastIndexOf("{") === 0 && !before.includes("[") && text.startsWith(value, at + 8)) {
     return `${before}"model":${JSON.stringify(requested)}${text.slice(at + 8 + value.length)}`;
   }
+  const model = topMembers(text)?.find((m) => m.key === "model");
+  if (model) return `${text.slice(0, model.valueStart)}${JSON.stringify(requested)}${text.slice(model.end)}`;
   return JSON.stringify({ ...reply, model: requested });
 }

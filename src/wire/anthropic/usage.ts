@@ -1,5 +1,5 @@
 import { uncachedInput, type Usage } from "../../ir.ts";
-import { isObject, numberOr, type Json } from "../../formats/read.ts";
+import { isObject, memberObject, numberOr, type Json } from "../../formats/read.ts";
 import { NO_INPUT } from "../../formats/usage.ts";
 
 /**
@@ -46,10 +46,11 @@ export function fromInvocationMetrics(m: Json): Usage {
  * message_stop, else message_delta's usage (output tokens, and input tokens where sent).
  */
 export function usageIn(tail: string): Usage | undefined {
-  const metrics = /"amazon-bedrock-invocationMetrics"\s*:\s*(\{[^}]*\})/.exec(tail)?.[1];
+  const metrics = memberObject(tail, "amazon-bedrock-invocationMetrics");
   const m = metrics ? parseJson(metrics) : undefined;
   if (m) return fromInvocationMetrics(m);
-  const usage = /"type"\s*:\s*"message_delta".*?"usage"\s*:\s*(\{[^}]*\})/s.exec(tail)?.[1];
+  const delta = /"type"\s*:\s*"message_delta"/.exec(tail);
+  const usage = delta ? memberObject(tail, "usage", delta.index) : undefined;
   const u = usage ? parseJson(usage) : undefined;
   return u ? fromAnthropic(u) : undefined;
 }
