@@ -9,7 +9,9 @@ import type { ChatRequest, SseEvent, StreamEvent, Usage } from "./ir.ts";
 import type { Logger } from "./log.ts";
 import type { NativeReply, Provider } from "./providers/provider.ts";
 import type { Live } from "./providers/live.ts";
+import { loadTokenizer, tokenizerLoaded } from "./providers/estimate.ts";
 import { ordered, type Route, type Target } from "./providers/routes.ts";
+import type { Facts } from "./providers/when.ts";
 import { incomplete, timedOut } from "./providers/upstream-errors.ts";
 
 export interface ChatCall {
@@ -21,6 +23,8 @@ export interface ChatCall {
   raw: string;
   /** The client's request headers, for a native call that reads some (`anthropic-beta`). */
   headers?: Headers;
+  /** Who asked, and where: what routes' `when` reads beside the request (contract 15). */
+  caller?: { endpoint: string; key: string; headers: Headers };
   /** Aborts when the client goes away. */
   signal: AbortSignal;
   /** Told when a stream breaks after it started: its log line says so. */
@@ -132,15 +136,18 @@ export function createChat({ config, upstreams, log, attachFiles }: ChatDeps) {
     };
 
     try {
-      // Most calls succeed at once: the retry loop starts only after a failure.
-      const route = router(requested);
+      // Routed once, before the first call; the fallbacks are routed with the same facts.
+      const facts: Facts = { request, ...call.caller };
+      if (router.countsTokens && !tokenizerLoaded()) await loadTokenizer();
+      const route = router(requested, facts);
       const targets = ordered(route, cooldowns.cooling);
       const first: Try = { route, target: targets[0]!, again: false, key: `${targets[0]!.upstream} ${targets[0]!.model}` };
+      // Most calls succeed at once: the retry loop starts only after a failure.
       try {
         return await attempt(first);
       } catch (error) {
         const plan = (model: string, known?: Route, listed?: Target[]) => {
-          const r = known ?? router(model);
+          const r = known ?? router(model, facts);
           return { route: r, targets: listed ?? ordered(r, cooldowns.cooling), retries: byName.get((listed ?? r.targets)[0]!.upstream)?.retries ?? 0 };
         };
         return await inTurn(tries([requested, ...(fallbacks ?? [])], plan, { route, targets }), call.signal, attempt, first, error);

@@ -3,7 +3,7 @@ import { pushSystem, type ChatReply, type ChatRequest, type Message, type Part, 
 import { anthropicReply, anthropicStream, type AnthropicDialect } from "./anthropic-reply.ts";
 import type { Codec, StreamEncoder } from "./codec.ts";
 import {
-  fileIds, isObject, messageList, numberIn, objectList, optionalBoolean, optionalString, positiveInt, stringList,
+  asksThinking, fileIds, isObject, messageList, numberIn, objectList, optionalBoolean, optionalString, positiveInt, stringList,
   type Json,
 } from "./read.ts";
 
@@ -39,6 +39,8 @@ function decodeRequest(body: Json): ChatRequest {
     stream: optionalBoolean(body, "stream") ?? false,
     includeUsage: false,
     fileIds: fileIds(body),
+
+    ...(asksThinking(body) ? { thinking: true } : {}),
   };
 }
 

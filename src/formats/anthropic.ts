@@ -3,7 +3,7 @@ import { pushSystem, type ChatReply, type ChatRequest, type Message, type Part, 
 import { anthropicReply, anthropicStream, type AnthropicDialect } from "./anthropic-reply.ts";
 import type { Codec, StreamEncoder } from "./codec.ts";
 import {
-  isObject, messageList, numberIn, objectList, optionalBoolean, optionalString, positiveInt, stringList, type Json,
+  asksThinking, isObject, messageList, numberIn, objectList, optionalBoolean, optionalString, positiveInt, stringList, type Json,
 } from "./read.ts";
 import { fromAnthropic, fromInvocationMetrics, toAnthropic } from "./usage.ts";
 
@@ -47,6 +47,7 @@ function decodeRequest(body: Json): ChatRequest {
     includeUsage: true,
     fileIds: [],
     responseFormat: decodeOutputFormat(body.output_format),
+    ...(asksThinking(body) ? { thinking: true } : {}),
     ...(unsupported.length ? { unsupported } : {}),
   };
 }

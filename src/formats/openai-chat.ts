@@ -2,7 +2,7 @@ import { validationError } from "../errors.ts";
 import { pushSystem, type ChatReply, type ChatRequest, type Finish, type Message, type Part, type ResponseFormat, type SseEvent, type Tool, type ToolChoice, type Usage } from "../ir.ts";
 import { randomId, type Codec, type StreamEncoder } from "./codec.ts";
 import {
-  fileIds, isObject, messageList, numberIn, objectList, optionalBoolean, optionalString, parseDataUrl, positiveInt, stringList,
+  asksThinking, fileIds, isObject, messageList, numberIn, objectList, optionalBoolean, optionalString, parseDataUrl, positiveInt, stringList,
   type Json,
 } from "./read.ts";
 import { fromOpenAIChat, toOpenAIChat, usageTracker } from "./usage.ts";
@@ -49,6 +49,8 @@ export function decodeRequest(body: Json): ChatRequest {
     fileIds: fileIds(body),
     ...(body.parallel_tool_calls === false ? { parallelToolCalls: false } : {}),
     responseFormat: decodeResponseFormat(body.response_format),
+
+    ...(asksThinking(body) ? { thinking: true } : {}),
   };
 }
 

@@ -1,7 +1,7 @@
 import { GatewayError, invalidRequest, validationError } from "../errors.ts";
 import { pushSystem, textOf, type ChatReply, type ChatRequest, type Finish, type Message, type Part, type SseEvent, type Tool, type ToolChoice, type Usage } from "../ir.ts";
 import { randomId, type Codec, type StreamEncoder } from "./codec.ts";
-import { isObject, numberIn, objectList, optionalBoolean, optionalString, parseDataUrl, positiveInt, type Json } from "./read.ts";
+import { asksThinking, isObject, numberIn, objectList, optionalBoolean, optionalString, parseDataUrl, positiveInt, type Json } from "./read.ts";
 import { fromResponses, toResponses, usageTracker } from "./usage.ts";
 
 /**
@@ -61,6 +61,8 @@ export function decodeRequest(body: Json): ChatRequest {
     includeUsage: true,
     fileIds: [],
     ...(needsNative ? { needsNative } : {}),
+
+    ...(asksThinking(body) ? { thinking: true } : {}),
   };
 }
 

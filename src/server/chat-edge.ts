@@ -59,7 +59,8 @@ export function chatEdge(endpoints: ChatEndpoint[], options: ChatEdgeOptions) {
       const raw = await readText(request, maxBody);
       const body = jsonObject(raw);
       const usage = trackUsage(guard.usage, { log, request, principal }, endpoint.path);
-      const outcome = await chat({ ...endpoint.call(body, request, query), body, raw, signal: request.signal, ...usage.hooks })
+      const caller = { endpoint: endpoint.path, key: principal.label, headers: request.headers };
+      const outcome = await chat({ ...endpoint.call(body, request, query), body, raw, signal: request.signal, caller, ...usage.hooks })
         .then(usage.answered, usage.failed);
       endpoint.decorate?.(outcome, body, headers);
       const response = reply(outcome, headers);

@@ -1,0 +1,117 @@
+import { closest } from "../did-you-mean.ts";
+import type { ChatRequest } from "../ir.ts";
+import { estimateLoaded } from "./estimate.ts";
+import { isTable, typeError, unknownKey } from "./file-values.ts";
+import { glob } from "./glob.ts";
+import type { KeyType } from "./kind.ts";
+
+/** A route's `when` (contract 15): every condition given must hold. */
+export interface When {
+  input_tokens_over?: number;
+  thinking?: boolean;
+  tools?: boolean;
+  images?: boolean;
+  stream?: boolean;
+  /** A glob on the endpoint's path. */
+  endpoint?: string;
+  /** A glob on the API key's label. */
+  key?: string;
+  /** Header name (lower case) -> a glob on its value; an absent header fails. */
+  header?: Record<string, string>;
+}
+
+export const WHEN: Record<keyof When, KeyType> = {
+  input_tokens_over: "integer", thinking: "boolean", tools: "boolean", images: "boolean", stream: "boolean",
+  endpoint: "string", key: "string", header: "table",
+};
+
+/** The endpoints whose requests are routed by model. */
+export const CHAT_ENDPOINTS = ["/v1/chat/completions", "/v1/messages", "/v1/responses"];
+
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** A checked `when`; `fail(key, message)` names the key's line. Empty: undefined (always). */
+export function readWhen(raw: unknown, fail: (key: string | undefined, message: string) => never): When | undefined {
+  if (!isTable(raw)) return fail(undefined, "when must be a table: when = { thinking = true }, or [routes.when]");
+  for (const [key, value] of Object.entries(raw)) {
+    if (!Object.hasOwn(WHEN, key)) fail(key, unknownKey(key, Object.keys(WHEN), "in when"));
+    const wrong = typeError(value, WHEN[key as keyof When]);
+    if (wrong) fail(key, `${key} in when must be ${wrong}`);
+  }
+  const when = raw as When;
+  const endpoint = when.endpoint;
+  if (endpoint !== undefined && !endpoint.includes("*") && !CHAT_ENDPOINTS.includes(endpoint)) {
+    const near = closest(endpoint, CHAT_ENDPOINTS);
+    fail("endpoint", `endpoint '${endpoint}' in when is not a chat endpoint${near ? ` (did you mean '${near}'?)` : ""}; they are ${CHAT_ENDPOINTS.join(", ")}`);
+  }
+  const header = when.header && Object.fromEntries(Object.entries(when.header).map(([name, value]) => {
+    if (!TOKEN.test(name)) fail(name, `'${name}' in when.header is not a header name`);
+    return [name.toLowerCase(), value as string];
+  }));
+  const checked = { ...when, ...(header ? { header } : {}) };
+  return Object.keys(checked).length ? checked : undefined;
+}
+
+/** What a route's `when` reads of one request: the decoded request, and who sent it where. */
+export interface Facts {
+  request: ChatRequest;
+  /** The endpoint's path: `/v1/messages`, … */
+  endpoint?: string;
+  /** The API key's label. */
+  key?: string;
+  headers?: Headers;
+  /** Counted the first time a route asks (`input_tokens_over`), then kept for the next. */
+  tokens?: number;
+  images?: boolean;
+}
+
+/** One condition of a `when`, compiled once per configuration. */
+export interface Condition {
+  /** As the file writes it: `thinking = true`, `header.user-agent = "claude-cli/*"`. */
+  says: string;
+  holds(facts: Facts): boolean;
+  /** What the request has, for `parley routes explain`. */
+  has(facts: Facts): string;
+}
+
+/** A `when`'s conditions, the cheap ones first: the token count, which needs the tokenizer, last. */
+export function conditions(when: When): Condition[] {
+  const out: Condition[] = [];
+  const flag = (key: string, want: boolean, of: (facts: Facts) => boolean) =>
+    out.push({ says: `${key} = ${want}`, holds: (facts) => of(facts) === want, has: (facts) => `${key} is ${of(facts)}` });
+  const matches = (says: string, pattern: string, of: (facts: Facts) => string | null | undefined, what: string) => {
+    const test = glob(pattern);
+    out.push({
+      says: `${says} = ${JSON.stringify(pattern)}`,
+      holds: (facts) => {
+        const value = of(facts);
+        return value !== undefined && value !== null && test.test(value);
+      },
+      has: (facts) => {
+        const value = of(facts);
+        return value === undefined || value === null ? `no ${what}` : `${what} is ${JSON.stringify(value)}`;
+      },
+    });
+  };
+  if (when.stream !== undefined) flag("stream", when.stream, (f) => f.request.stream);
+  if (when.endpoint !== undefined) matches("endpoint", when.endpoint, (f) => f.endpoint, "endpoint");
+  if (when.key !== undefined) matches("key", when.key, (f) => f.key, "key label");
+  if (when.tools !== undefined) flag("tools", when.tools, (f) => (f.request.tools?.length ?? 0) > 0);
+  if (when.thinking !== undefined) flag("thinking", when.thinking, (f) => f.request.thinking === true);
+  for (const [name, pattern] of Object.entries(when.header ?? {})) matches(`header.${name}`, pattern, (f) => f.headers?.get(name), `${name} header`);
+  if (when.images !== undefined) flag("images", when.images, (f) => (f.images ??= hasImages(f.request)));
+  const over = when.input_tokens_over;
+  if (over !== undefined) {
+    out.push({ says: `input_tokens_over = ${over}`, holds: (facts) => tokensOf(facts) > over, has: (facts) => `the estimate is ${tokensOf(facts)} input tokens` });
+  }
+  return out;
+}
+
+export const countsTokens = (when: When | undefined) => when?.input_tokens_over !== undefined;
+
+const tokensOf = (facts: Facts) => (facts.tokens ??= estimateLoaded(facts.request));
+
+function hasImages(request: ChatRequest): boolean {
+  for (const message of request.messages) for (const part of message.content) if (part.type === "image" || part.type === "image_url") return true;
+  return false;
+}
