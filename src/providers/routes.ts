@@ -44,8 +44,8 @@ export interface Routing {
 export interface Trace {
   /** A file route passed over: its glob did not match the id, or its `when` did not hold. */
   skipped(route: FileRoute): void;
-  /** The step that routed the id, when it was not a file route. */
-  step(how: string): void;
+  /** The step that routed the id, when it was not a file route; `early`: one that comes before them. */
+  step(how: string, early?: boolean): void;
 }
 
 /**
@@ -66,7 +66,7 @@ export function createRouter({ upstreams, routes, modelAliases, modelRoutes }: R
   const claude = usable(upstreams.filter((u) => KINDS[u.kind].claude !== undefined).sort((a, b) => KINDS[a.kind].claude! - KINDS[b.kind].claude!));
   const builtIn = (Object.keys(KINDS) as (keyof typeof KINDS)[]).flatMap((kind) => {
     const of = usable(upstreams.filter((u) => u.kind === kind));
-    return of.length ? (KINDS[kind].patterns ?? []).map((pattern) => ({ pattern, of })) : [];
+    return of.length ? (KINDS[kind].patterns ?? []).map((pattern) => ({ pattern, of, kind })) : [];
   });
   const target = (upstream: Upstream, model: string, weight?: number): Target => {
     const named = KINDS[upstream.kind].modelFor?.(model, upstream.settings) ?? model;
@@ -81,12 +81,12 @@ export function createRouter({ upstreams, routes, modelAliases, modelRoutes }: R
     const slash = model.indexOf("/");
     const addressed = slash > 0 ? byName.get(model.slice(0, slash)) : undefined;
     if (addressed) {
-      trace?.step(`'${model.slice(0, slash)}/' names the upstream`);
+      trace?.step(`'${model.slice(0, slash)}/' naming the upstream`, true);
       return to(requested, [addressed], KINDS[addressed.kind].wholeIds ? model : model.slice(slash + 1));
     }
     const routed = custom.find((c) => c.test.test(model));
     if (routed) {
-      trace?.step("MODEL_ROUTES");
+      trace?.step("MODEL_ROUTES", true);
       return to(requested, [routed.upstream], model);
     }
     for (const { route, test, when } of file) {
@@ -108,7 +108,7 @@ export function createRouter({ upstreams, routes, modelAliases, modelRoutes }: R
     }
     const matched = builtIn.find(({ pattern }) => pattern.test(model));
     if (matched) {
-      trace?.step(`the built-in pattern ${matched.pattern}`);
+      trace?.step(`the ids kind ${matched.kind} serves (contract 2's patterns)`);
       return to(requested, matched.of, model);
     }
     throw unknownModel(requested, known.ids());
