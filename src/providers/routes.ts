@@ -108,7 +108,7 @@ export function createRouter({ upstreams, routes, modelAliases, modelRoutes }: R
     }
     const matched = builtIn.find(({ pattern }) => pattern.test(model));
     if (matched) {
-      trace?.step(`the ids kind ${matched.kind} serves (contract 2's patterns)`);
+      trace?.step(`the built-in model names of kind ${matched.kind}`);
       return to(requested, matched.of, model);
     }
     throw unknownModel(requested, known.ids());

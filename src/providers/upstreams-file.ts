@@ -104,6 +104,9 @@ export function readUpstreamsFile(path: string, text: string, lookup: (name: str
       if (!Object.hasOwn(ROUTE, key)) fail(at(key), unknownKey(key, Object.keys(ROUTE), "in [[routes]]"));
       if (key !== "to" && key !== "when" && typeError(value, ROUTE[key]!)) fail(at(key), `${key} in [[routes]] must be ${typeError(value, ROUTE[key]!)}`);
     }
+    // Keys written after a [routes.when] header belong to the when table, not to the route.
+    const strayed = isTable(route.when) ? Object.keys(route.when).find((key) => Object.hasOwn(ROUTE, key)) : undefined;
+    if (strayed) fail(lineWithin(lines, at(), strayed), `${strayed} = … follows [routes.when], so it is read as a condition: put the route's own keys before [routes.when], or write when = { … } on one line`);
     if (route.to === undefined) fail(at(), "a route needs to = [\"<upstream>\", …]");
     const list = typeof route.to === "string" ? [route.to] : route.to;
     if (!Array.isArray(list) || list.length === 0) return fail(at("to"), "to must be an upstream name or a non-empty array of names or { upstream, weight, model } tables");
