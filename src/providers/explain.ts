@@ -1,4 +1,4 @@
-import { glob } from "./glob.ts";
+import { matcher } from "./glob.ts";
 import type { Route, Router } from "./routes.ts";
 import type { FileRoute } from "./upstreams-file.ts";
 import { conditions, type Facts } from "./when.ts";
@@ -29,7 +29,7 @@ export function explain({ router, routes, modelAliases, modelFallbacks, file }: 
   const reasons = (route: FileRoute) => {
     const lines: string[] = [];
     if (route.match !== undefined) {
-      const hit = glob(route.match).test(model);
+      const hit = matcher(route.match)(model);
       lines.push(`  match = ${JSON.stringify(route.match)}: ${hit ? "yes" : `no, the id is ${JSON.stringify(model)}`}`);
     }
     for (const c of route.when ? conditions(route.when) : []) lines.push(`  ${c.says}: ${c.holds(facts) ? "yes" : `no, ${c.has(facts)}`}`);

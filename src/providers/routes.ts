@@ -1,11 +1,11 @@
 import { closeMatches } from "../did-you-mean.ts";
 import { notFound } from "../errors.ts";
-import { glob } from "./glob.ts";
+import { matcher } from "./glob.ts";
 import type { Upstream } from "./kind.ts";
 import { KINDS } from "./kinds.ts";
 import type { FileRoute } from "./upstreams-file.ts";
 import { missing } from "./upstreams.ts";
-import { conditions, countsTokens, type Condition, type Facts } from "./when.ts";
+import { compile, countsTokens, type Facts } from "./when.ts";
 
 /** One place a request may go: an upstream, and the id it is sent there as. */
 export interface Target {
@@ -56,8 +56,8 @@ export interface Trace {
  */
 export function createRouter({ upstreams, routes, modelAliases, modelRoutes }: Routing, known: Known = NOTHING_KNOWN) {
   const byName = new Map(upstreams.map((u) => [u.name, u]));
-  const custom = modelRoutes.map(({ pattern, upstream }) => ({ test: glob(pattern), upstream: byName.get(upstream)! }));
-  const file = routes.map((route) => ({ route, test: route.match === undefined ? undefined : glob(route.match), when: route.when && conditions(route.when) }));
+  const custom = modelRoutes.map(({ pattern, upstream }) => ({ test: matcher(pattern), upstream: byName.get(upstream)! }));
+  const file = routes.map((route) => ({ route, test: route.match === undefined ? undefined : matcher(route.match), holds: route.when && compile(route.when) }));
   // Of several upstreams of a kind, the configured ones; none: the first, whose call says what to set.
   const usable = (of: Upstream[]) => {
     const ready = of.filter((u) => !missing(u));
@@ -84,13 +84,13 @@ export function createRouter({ upstreams, routes, modelAliases, modelRoutes }: R
       trace?.step(`'${model.slice(0, slash)}/' naming the upstream`, true);
       return to(requested, [addressed], KINDS[addressed.kind].wholeIds ? model : model.slice(slash + 1));
     }
-    const routed = custom.find((c) => c.test.test(model));
+    const routed = custom.find((c) => c.test(model));
     if (routed) {
       trace?.step("MODEL_ROUTES", true);
       return to(requested, [routed.upstream], model);
     }
-    for (const { route, test, when } of file) {
-      if ((test && !test.test(model)) || (when && !(facts && allHold(when, facts)))) {
+    for (const { route, test, holds } of file) {
+      if ((test && !test(model)) || (holds && !(facts && holds(facts)))) {
         trace?.skipped(route);
         continue;
       }
@@ -117,10 +117,6 @@ export function createRouter({ upstreams, routes, modelAliases, modelRoutes }: R
   return Object.assign(route, { countsTokens: routes.some((r) => countsTokens(r.when)) });
 }
 
-function allHold(when: Condition[], facts: Facts): boolean {
-  for (const condition of when) if (!condition.holds(facts)) return false;
-  return true;
-}
 
 export type Router = ReturnType<typeof createRouter>;
 
