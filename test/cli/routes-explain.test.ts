@@ -55,8 +55,8 @@ route "long" (${file}:10): skipped
   input_tokens_over = 60000: no, the estimate is 7 input tokens
 route "thinking" (${file}:15): skipped
   match = "claude-*": yes
-  endpoint = "/v1/messages": yes
   thinking = true: no, thinking is false
+  endpoint = "/v1/messages": yes
 route "background" (${file}:21): matches
   match = "claude-haiku-*": yes
   header.user-agent = "claude-cli/*": yes
@@ -72,7 +72,7 @@ targets, in order:
     expect(code).toBe(0);
     expect(stdout).toContain("request: stream false, tools true, thinking true, images false");
     expect(stdout).toContain(`route "thinking"`);
-    expect(stdout).toMatch(/route "thinking" \(.*\): matches\n  match = "claude-\*": yes\n  endpoint = "\/v1\/messages": yes\n  thinking = true: yes\ntargets, in order:\n  1\. cloud: claude-sonnet-4-5\n$/);
+    expect(stdout).toMatch(/route "thinking" \(.*\): matches\n  match = "claude-\*": yes\n  thinking = true: yes\n  endpoint = "\/v1\/messages": yes\ntargets, in order:\n  1\. cloud: claude-sonnet-4-5\n$/);
     // The same body to another endpoint does not hold: the endpoint condition says why.
     const chat = await explain(["--body", "body.json", "--model", "claude-sonnet-4-5"], { "body.json": JSON.stringify(body) });
     expect(chat.stdout).toContain(`  endpoint = "/v1/messages": no, endpoint is "/v1/chat/completions"\n`);
