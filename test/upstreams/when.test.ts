@@ -81,6 +81,13 @@ when = { thinking = true }
 to = ["ollama"]
 
 [[routes]]
+name = "count"
+match = "c-count"
+model = "claude-sonnet-4-5"
+when = { header = { x-team = "blue" } }
+to = ["bedrock-us"]
+
+[[routes]]
 name = "default"
 match = "c-*"
 to = ["groq"]
@@ -237,6 +244,19 @@ describe("what a route's conditions read", () => {
     const ask = (content: string) => json("/v1/messages", { model: "c-tokens", max_tokens: 16, messages: [{ role: "user", content }] });
     expect(where(await ask("dog ".repeat(words)))).toMatchObject({ status: 200, route: "default" });
     expect(where(await ask("dog ".repeat(words + 1)))).toMatchObject({ status: 200, route: "tokens" });
+  });
+
+  test("count_tokens counts where the request itself would go", async () => {
+    const count = (headers: Record<string, string> = {}) => json("/v1/messages/count_tokens", { model: "c-count", messages: [{ role: "user", content: "hi" }] }, { headers });
+    // Routed to Bedrock: its own count (no estimate mark).
+    const blue = await count({ "x-team": "blue" });
+    expect(blue.status).toBe(200);
+    expect(blue.headers.get("x-parley-token-count")).toBeNull();
+    expect(fakes.us.last()).toMatchObject({ action: "count-tokens" });
+    // Otherwise to groq, which cannot count: the estimate.
+    const other = await count();
+    expect(other.headers.get("x-parley-token-count")).toBe("estimate");
+    expect(fakes.us.received.length).toBe(1);
   });
 
   test("the route that answered is named on errors too", async () => {
