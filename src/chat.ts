@@ -182,7 +182,13 @@ interface Try {
  */
 function* tries(models: string[], plan: (model: string, route?: Route, targets?: Target[]) => { route: Route; targets: Target[]; retries: number }, first: { route: Route; targets: Target[] }): Generator<Try> {
   for (let m = 0; m < models.length; m++) {
-    const { route, targets, retries } = m === 0 ? plan(models[0]!, first.route, first.targets) : plan(models[m]!);
+    let planned: ReturnType<typeof plan>;
+    try {
+      planned = m === 0 ? plan(models[0]!, first.route, first.targets) : plan(models[m]!);
+    } catch {
+      continue; // A fallback that routes nowhere: the error of the calls made stands, not its 404.
+    }
+    const { route, targets, retries } = planned;
     const calls = Math.max(1 + retries, targets.length);
     for (let n = m === 0 ? 1 : 0; n < calls; n++) {
       const target = targets[n % targets.length]!;

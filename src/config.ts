@@ -279,11 +279,20 @@ function upstreamsFileOf(given: string | undefined, cwd: string, configDir: stri
 function upstreams(v: Record<string, string | undefined>, path: string | undefined, lookup: (name: string) => string | undefined): Declared {
   const defaults = { timeoutMs: Number(v.UPSTREAM_TIMEOUT_MS), retries: Number(v.UPSTREAM_RETRIES) };
   try {
-    const file = path ? readUpstreamsFile(path, readFileSync(path, "utf8"), lookup, SPEC_UPSTREAMS) : undefined;
+    const file = path ? readUpstreamsFile(path, readText(path), lookup, SPEC_UPSTREAMS) : undefined;
     return declareUpstreams(v, defaults, file);
   } catch (error) {
     if (error instanceof FileError) throw new ConfigError(error.message);
     throw error;
+  }
+}
+
+/** The upstreams file's text, or a ConfigError saying why it cannot be read (a directory, no permission). */
+function readText(path: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (error) {
+    throw new ConfigError(`${path} cannot be read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
 }
 
@@ -313,7 +322,7 @@ function toConfig(v: Record<string, string | undefined>, declared: Declared): Co
     modelAliases: new Map(splitList(v.MODEL_ALIASES ?? "").map((item) => splitOnce(item, "="))),
     modelRoutes: splitList(v.MODEL_ROUTES ?? "").map((item) => {
       const [pattern, name] = splitOnce(item, "=");
-      const upstream = upstreamNamed(name);
+      const upstream = upstreamNamed(name, declared.upstreams);
       if (!declared.upstreams.some((u) => u.name === upstream)) {
         throw new ConfigError(`MODEL_ROUTES=${JSON.stringify(v.MODEL_ROUTES)} is invalid: no upstream '${name}'; upstreams are ${declared.upstreams.map((u) => u.name).join(", ")}`);
       }

@@ -70,10 +70,11 @@ export function App(props: AppProps) {
   const resumed = useMemo(() => findResumed(store, props.resume), []);
   const chat = useChat(client, store);
   const editor = useEditor(store);
-  const [model, setModelState] = useState(props.model ?? (resumed.conversation?.model || undefined) ?? props.defaultModel);
-  const [settings, setSettingsState] = useState<Settings>(
-    () => props.settings ?? resumed.conversation?.settings ?? settingsFrom(store.preference("settings")) ?? DEFAULT_SETTINGS,
-  );
+  // Commands read the latest model and settings, not this render's: lines that arrive together
+  // (a paste, or a busy machine) run before the screen redraws, and each must see the one before.
+  const [model, setModelState, currentModel] = useLatestState(props.model ?? (resumed.conversation?.model || undefined) ?? props.defaultModel);
+  const startSettings = useMemo(() => props.settings ?? resumed.conversation?.settings ?? settingsFrom(store.preference("settings")) ?? DEFAULT_SETTINGS, []);
+  const [settings, setSettingsState, currentSettings] = useLatestState<Settings>(startSettings);
   const [attachments, setAttachments] = useState<Attachment[]>([]);
   const [mode, setMode, currentMode] = useLatestState<Mode>({ kind: "chat" });
   const [scroll, setScroll] = useLatestState(0);
@@ -137,10 +138,11 @@ export function App(props: AppProps) {
   }
 
   function send(text: string, files: Attachment[]) {
+    const model = currentModel();
     if (!model) return chat.error("No model yet: choose one with /model.");
     setScroll(0);
     setAttachments([]);
-    void chat.send(text, model, settings, files);
+    void chat.send(text, model, currentSettings(), files);
   }
 
   function run(line: string, raw: string) {
@@ -165,7 +167,7 @@ export function App(props: AppProps) {
       case "save": {
         if (!command.arg) return chat.error("Usage: /save <filename> (.json for JSON, anything else for Markdown)");
         const path = resolve(cwd, command.arg);
-        const content = path.endsWith(".json") ? toJson(chat.turns, model ?? "", settings) : toMarkdown(chat.turns, model ?? "");
+        const content = path.endsWith(".json") ? toJson(chat.turns, currentModel() ?? "", currentSettings()) : toMarkdown(chat.turns, currentModel() ?? "");
         if (existsSync(path)) return setMode({ kind: "confirm", path, content });
         return save(path, content);
       }
@@ -216,7 +218,7 @@ export function App(props: AppProps) {
     const [name = "", ...rest] = arg.split(/\s+/);
     const field = fieldNamed(name);
     if (!field) return chat.error(`Unknown setting "${name}": use temperature, max_tokens, system or stream.`);
-    const result = apply(settings, field, arg.slice(name.length));
+    const result = apply(currentSettings(), field, arg.slice(name.length));
     if (typeof result === "string") return chat.error(`${result} Nothing was changed.`);
     setSettings(result);
     chat.info(`${name} set to ${rest.join(" ") || "(default)"}; kept for next time.`);
@@ -233,9 +235,9 @@ export function App(props: AppProps) {
     }
     const file = fromJson(text);
     if (typeof file === "string") return chat.error(`Could not load ${path}: ${file}.`);
-    const nextModel = file.model || model;
+    const nextModel = file.model || currentModel();
     if (!nextModel) return chat.error("No model yet: choose one with /model, then /load again.");
-    const nextSettings = file.settings ?? settings;
+    const nextSettings = file.settings ?? currentSettings();
     setModelState(nextModel);
     setSettingsState(nextSettings);
     setScroll(0);

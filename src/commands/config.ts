@@ -1,3 +1,4 @@
+import { shownUrl } from "../providers/kind.ts";
 import { defineCommand } from "citty";
 import { credentialKind } from "../aws.ts";
 import { configFileLocation, loadConfig, mask, setConfigValue, SETTINGS, unsetConfigValue } from "../config.ts";
@@ -17,7 +18,7 @@ const show = defineCommand({
       const entries = read.map((e) => (e.value === undefined && Object.hasOwn(dirs, e.key) ? { ...e, value: dirs[e.key] } : e));
       const width = Math.max(...entries.map((e) => e.key.length));
       const lines = entries.map(({ key, value, source, secret }) => {
-        const shown = value === undefined ? "(unset)" : secret ? mask(value) : value;
+        const shown = value === undefined ? "(unset)" : secret ? mask(value) : shownUrl(value);
         return `${key.padEnd(width)}  ${shown}${value === undefined ? "" : `  [${source}]`}`;
       });
       const bedrock = config.files.bucket ? `# S3 credentials: ${credentialKind(config.files.aws)}\n` : "";

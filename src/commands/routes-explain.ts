@@ -62,6 +62,7 @@ export default defineCommand({
       // Only what the upstreams list in the file: discovery would ask every upstream.
       const known = {
         upstreamsOf: (id: string) => upstreams.filter((u) => u.models?.includes(id) && !missing(u)).map((u) => u.name),
+        serves: (u: (typeof upstreams)[number], id: string) => (u.models ? u.models.includes(id) : undefined),
         ids: () => upstreams.flatMap((u) => u.models ?? []),
       };
       const router = createRouter({ upstreams, routes, modelAliases: config.modelAliases, modelRoutes: config.modelRoutes }, known);

@@ -25,14 +25,20 @@ interface Known {
  * The models the configured upstreams really serve: asked in the background at start and every
  * MODELS_REFRESH_S, kept in memory and in SQLite. A failed refresh keeps the last list (from this
  * process or, after a restart, from SQLite); with none at all, the built-in catalogue stands in.
- * Never on a chat's path: routing asks `providerOf`, a set lookup.
+ * Never on a chat's path: routing asks `upstreamsOf`, a set lookup per upstream.
  */
 export function createDiscovery({ config, database, log, upstreams }: { config: Pick<Config, "modelsRefreshS" | "defaultModel" | "modelAliases">; database: () => Database; log: Logger; upstreams: () => readonly Upstream[] }) {
   const known = new Map<string, Known>();
   const failing = new Set<string>();
   let timer: Timer | undefined;
-  /** The configured upstreams, as of the configuration in force. */
-  const configured = () => upstreams().filter((u) => !missing(u));
+  /** The configured upstreams, as of the configuration in force (worked out once per configuration). */
+  const callable = new WeakMap<readonly Upstream[], Upstream[]>();
+  const configured = () => {
+    const all = upstreams();
+    let some = callable.get(all);
+    if (!some) callable.set(all, (some = all.filter((u) => !missing(u))));
+    return some;
+  };
 
   async function refresh(): Promise<void> {
     const listers = modelListers(upstreams());
@@ -96,12 +102,18 @@ export function createDiscovery({ config, database, log, upstreams }: { config: 
       return configured().flatMap((u) => modelsOf(u)?.models.map((m) => m.id) ?? []);
     },
 
+    /** Whether an upstream serves this id, as far as parley knows (undefined: it does not know). */
+    serves(upstream: Upstream, id: string): boolean | undefined {
+      if (upstream.models) return upstream.models.includes(id);
+      const found = known.get(upstream.name);
+      return found ? found.ids.has(id) : undefined;
+    },
+
     /** The upstreams that list this id, in declaration order. */
     upstreamsOf(id: string): readonly string[] {
       let found: string[] | undefined;
-      for (const u of upstreams()) {
-        if (u.models ? !u.models.includes(id) : !known.get(u.name)?.ids.has(id)) continue;
-        if (!missing(u)) (found ??= []).push(u.name);
+      for (const u of configured()) {
+        if (u.models ? u.models.includes(id) : known.get(u.name)?.ids.has(id)) (found ??= []).push(u.name);
       }
       return found ?? NONE;
     },

@@ -54,6 +54,11 @@ export interface Kind<S = any> {
   claude?: number;
 }
 
+/** A URL as errors and logs may show it: a password in it (`http://user:secret@host`) masked. */
+export function shownUrl(url: string): string {
+  return url.replace(/^(\w+:\/\/)([^/@\s]+)@/, (_, scheme: string, userinfo: string) => `${scheme}${userinfo.includes(":") ? `${userinfo.slice(0, userinfo.indexOf(":"))}:****` : "****"}@`);
+}
+
 /** How to set one of an upstream's settings: its variable (`ALPHA_API_KEY`) or its key in the file. */
 export function settingName(upstream: Upstream, key: string): string {
   const variable = upstream.origin.variables?.[key];

@@ -28,10 +28,12 @@ export interface Route {
 export interface Known {
   /** The upstreams that list this id, in declaration order. */
   upstreamsOf(id: string): readonly string[];
+  /** Whether an upstream serves this id: unknown when it lists nothing (discovery off or failed). */
+  serves(upstream: Upstream, id: string): boolean | undefined;
   ids(): string[];
 }
 
-const NOTHING_KNOWN: Known = { upstreamsOf: () => [], ids: () => [] };
+const NOTHING_KNOWN: Known = { upstreamsOf: () => [], serves: () => undefined, ids: () => [] };
 
 export interface Routing {
   upstreams: readonly Upstream[];
@@ -73,13 +75,23 @@ export function createRouter({ upstreams, routes, modelAliases, modelRoutes }: R
     return weight === undefined ? { upstream: upstream.name, model: named } : { upstream: upstream.name, model: named, weight };
   };
   const to = (requested: string, of: readonly Upstream[], model: string): Route => ({ requested, targets: of.map((u) => target(u, model)), weighted: false });
+  // A pattern's upstreams that can serve the id: one whose list is known and lacks it is left out (Ollama is not asked for gpt-4o).
+  const serving = (of: Upstream[], model: string) => {
+    const some = of.filter((u) => known.serves(u, KINDS[u.kind].modelFor?.(model, u.settings) ?? model) !== false);
+    return some.length ? some : of;
+  };
+  // A route's configured targets; none: all of them, so that the first says what to set.
+  const ready = (route: FileRoute) => {
+    const some = route.to.filter((t) => byName.has(t.upstream) && !missing(byName.get(t.upstream)!));
+    return some.length ? some : route.to;
+  };
 
   function route(requested: string, facts?: Facts, trace?: Trace): Route {
     // No upstream has an id with a lone surrogate, and no URL path or header can carry one.
     if (!requested.isWellFormed()) throw unknownModel(requested, known.ids());
     const model = modelAliases.get(requested) ?? requested;
     const slash = model.indexOf("/");
-    const addressed = slash > 0 ? byName.get(model.slice(0, slash)) : undefined;
+    const addressed = slash > 0 && slash < model.length - 1 ? byName.get(model.slice(0, slash)) : undefined;
     if (addressed) {
       trace?.step(`'${model.slice(0, slash)}/' naming the upstream`, true);
       return to(requested, [addressed], KINDS[addressed.kind].wholeIds ? model : model.slice(slash + 1));
@@ -95,28 +107,29 @@ export function createRouter({ upstreams, routes, modelAliases, modelRoutes }: R
         continue;
       }
       const sent = route.model ?? model;
-      return { requested, name: route.name, targets: route.to.map((t) => target(byName.get(t.upstream)!, t.model ?? sent, t.weight)), weighted: route.weighted };
+      return { requested, name: route.name, targets: ready(route).map((t) => target(byName.get(t.upstream)!, t.model ?? sent, t.weight)), weighted: route.weighted };
     }
     const listing = known.upstreamsOf(model);
-    if (listing.length) {
+    // A reload may have added a lister this (older) configuration does not have.
+    const listed = listing.length ? listing.flatMap((name) => byName.get(name) ?? []) : [];
+    if (listed.length) {
       trace?.step("the upstreams that list the id");
-      return to(requested, listing.map((name) => byName.get(name)!), model);
+      return to(requested, listed, model);
     }
     if (model.startsWith("claude-") && claude.length) {
       trace?.step("claude-* to the Claude upstreams");
-      return to(requested, claude, model);
+      return to(requested, serving(claude, model), model);
     }
     const matched = builtIn.find(({ pattern }) => pattern.test(model));
     if (matched) {
       trace?.step(`the built-in model names of kind ${matched.kind}`);
-      return to(requested, matched.of, model);
+      return to(requested, serving(matched.of, model), model);
     }
     throw unknownModel(requested, known.ids());
   }
   /** Some route asks for a token count: the tokenizer must be loaded before routing. */
   return Object.assign(route, { countsTokens: routes.some((r) => countsTokens(r.when)) });
 }
-
 
 export type Router = ReturnType<typeof createRouter>;
 

@@ -42,6 +42,18 @@ export const COMMON: Record<string, KeyType> = { kind: "string", models: "string
 export const ROUTE: Record<string, KeyType> = { name: "string", match: "string", model: "string", to: "string", when: "table" };
 export const TARGET: Record<string, KeyType> = { upstream: "string", weight: "integer", model: "string" };
 
+const isUrl = (v: unknown) => typeof v === "string" && /^https?:\/\/[^\s/]+/.test(v) && URL.canParse(v);
+/** What a value must be beyond its type, checked after `${VAR}`s are read: as the same settings are checked as variables. */
+const VALUES: Record<string, [ok: (value: unknown) => boolean, allowed: string]> = {
+  base_url: [isUrl, "an http:// or https:// URL"],
+  endpoint_url: [isUrl, "an http:// or https:// URL"],
+  control_endpoint_url: [isUrl, "an http:// or https:// URL"],
+  region: [(v) => typeof v === "string" && /^[a-z]{2}(-[a-z]+)+-\d+$/.test(v), "an AWS region such as us-east-1"],
+  timeout_ms: [(v) => (v as number) >= 1, "at least 1"],
+  retries: [(v) => (v as number) <= 10, "from 0 to 10"],
+  system_messages: [(v) => v === "inline" || v === "top", '"inline" or "top"'],
+};
+
 /**
  * Reads `parley.toml` (contract 13). `lookup` reads a `${VAR}` as every other setting is read. Any
  * mistake throws a FileError naming the line. Bun's TOML parser says what is wrong but not where
@@ -56,7 +68,7 @@ export function readUpstreamsFile(path: string, text: string, lookup: (name: str
   try {
     doc = Bun.TOML.parse(text) as Record<string, unknown>;
   } catch (error) {
-    const message = (error as Error).message.replace(/^TOML Parse error: /, "");
+    const message = syntaxMessage(error);
     return fail(syntaxLine(lines, message), message);
   }
 
@@ -87,10 +99,12 @@ export function readUpstreamsFile(path: string, text: string, lookup: (name: str
       if (wrong) fail(at(key), `${key} in [upstreams.${name}] must be ${wrong}`);
     }
     for (const key of KINDS[kind].required) if (table[key] === undefined) fail(at(), `[upstreams.${name}] (kind ${kind}) needs ${key}`);
-    if (table.system_messages !== undefined && table.system_messages !== "inline" && table.system_messages !== "top") {
-      fail(at("system_messages"), `system_messages in [upstreams.${name}] must be "inline" or "top"`);
+    const expanded = expand(table, (variable, key) => lookup(variable) ?? fail(at(key), `\${${variable}} is not set (used in [upstreams.${name}] ${key})`));
+    for (const [key, value] of Object.entries(expanded)) {
+      const rule = Object.hasOwn(VALUES, key) ? VALUES[key]! : undefined;
+      if (rule && !rule[0](value)) fail(at(key), `${key} in [upstreams.${name}] must be ${rule[1]}${typeof value === "string" && !KINDS[kind].secrets.includes(key) ? `, not ${JSON.stringify(value)}` : ""}`);
     }
-    upstreams.push({ name, kind, table: expand(table, (variable, key) => lookup(variable) ?? fail(at(key), `\${${variable}} is not set (used in [upstreams.${name}] ${key})`)), line: at() });
+    upstreams.push({ name, kind, table: expanded, line: at() });
   }
 
   const names = new Set([...declared, "mock", ...upstreams.map((u) => u.name)]);
@@ -108,7 +122,8 @@ export function readUpstreamsFile(path: string, text: string, lookup: (name: str
     const strayed = isTable(route.when) ? Object.keys(route.when).find((key) => Object.hasOwn(ROUTE, key)) : undefined;
     if (strayed) fail(lineWithin(lines, at(), strayed), `${strayed} = … follows [routes.when], so it is read as a condition: put the route's own keys before [routes.when], or write when = { … } on one line`);
     if (route.to === undefined) fail(at(), "a route needs to = [\"<upstream>\", …]");
-    const list = typeof route.to === "string" ? [route.to] : route.to;
+    const expanded = expand(route, (variable, key) => lookup(variable) ?? fail(at(key), `\${${variable}} is not set (used in [[routes]] ${key})`));
+    const list = typeof expanded.to === "string" ? [expanded.to] : expanded.to;
     if (!Array.isArray(list) || list.length === 0) return fail(at("to"), "to must be an upstream name or a non-empty array of names or { upstream, weight, model } tables");
     const to = list.map((target) => {
       const entry = typeof target === "string" ? { upstream: target } : target;
@@ -126,10 +141,9 @@ export function readUpstreamsFile(path: string, text: string, lookup: (name: str
       if (entry.weight !== undefined && !((entry.weight as number) > 0)) fail(at("to"), "weight must be a positive integer");
       return { upstream, ...(entry.weight !== undefined ? { weight: entry.weight as number } : {}), ...(entry.model !== undefined ? { model: entry.model as string } : {}) };
     });
-    const expanded = expand(route, (variable, key) => lookup(variable) ?? fail(at(key), `\${${variable}} is not set (used in [[routes]] ${key})`));
     const when = expanded.when === undefined ? undefined : readWhen(expanded.when, (key, message) => fail(key === undefined ? at("when") : lineWithin(lines, at(), key), message));
     return {
-      name: typeof route.name === "string" ? route.name : String(index + 1),
+      name: typeof expanded.name === "string" ? expanded.name : String(index + 1),
       ...(expanded.match !== undefined ? { match: expanded.match as string } : {}),
       ...(expanded.model !== undefined ? { model: expanded.model as string } : {}),
       to,
@@ -185,13 +199,15 @@ export function lineOf(lines: string[], table: (string | number)[], key?: string
 
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
+/** The parser's message, less the text it choked on: that may be a secret written without quotes. */
+const syntaxMessage = (error: unknown) => (error as Error).message.replace(/^TOML Parse error: /, "").replace(/:\s*".*"$/, "");
+
 /**
  * The line of a key inside the table that starts at line `from` (1-based), its sub-tables included
  * (`[routes.when]`, `when = { … }`, `when.thinking = …`): the table ends at the next `[[` or a header of another table.
  */
 function lineWithin(lines: string[], from: number, key: string): number {
-  const name = key.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  const assigns = new RegExp(`(^|[\\s{,.])["']?${name}["']?\\s*=`, "i");
+  const assigns = new RegExp(`(^|[\\s{,.])["']?${escape(key)}["']?\\s*=`, "i");
   for (let i = from; i < lines.length; i++) {
     const line = lines[i]!.trim();
     if (line.startsWith("[[") || (line.startsWith("[") && !/^\[\s*routes\s*\./.test(line))) break;
@@ -210,7 +226,7 @@ function syntaxLine(lines: string[], message: string): number {
     try {
       Bun.TOML.parse(lines.slice(0, n).join("\n") + (n < lines.length ? "\n" : ""));
     } catch (error) {
-      if ((error as Error).message.endsWith(message)) return n;
+      if (syntaxMessage(error) === message) return n;
     }
   }
   return lines.length;

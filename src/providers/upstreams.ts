@@ -79,8 +79,11 @@ function pick(values: Values, names: Record<string, string>): Record<string, str
 /** The upstreams the spec's variables declare, whatever the file says. */
 export const SPEC_UPSTREAMS = ["alpha", "beta"] as const;
 
-/** MODEL_ROUTES may name the spec's upstreams by their kind, as before there were others. */
-export const upstreamNamed = (name: string): string => (name === "openai" ? "alpha" : name === "bedrock" ? "beta" : name);
+/** MODEL_ROUTES may name the spec's upstreams by their kind, as before there were others, unless an upstream has that name. */
+export function upstreamNamed(name: string, declared: readonly Upstream[]): string {
+  if (declared.some((u) => u.name === name)) return name;
+  return name === "openai" ? "alpha" : name === "bedrock" ? "beta" : name;
+}
 
 /** What keeps an upstream from being called, or undefined when it can be. */
 export const missing = (upstream: Upstream): string | undefined => KINDS[upstream.kind].missing(upstream);

@@ -1,4 +1,4 @@
-import { watch, type FSWatcher } from "node:fs";
+import { existsSync, watch, type FSWatcher } from "node:fs";
 import { basename, dirname } from "node:path";
 import { ConfigError, type Loaded } from "../config.ts";
 import type { Logger } from "../log.ts";
@@ -17,11 +17,13 @@ export function reloadUpstreams({ file, load, app, log }: { file: string | undef
   let timer: Timer | undefined;
   const apply = (why: string) => {
     try {
+      // A file that is gone (mid-save, or deleted) is no configuration to apply.
+      if (file && !existsSync(file)) throw new ConfigError(`${file} is gone`);
       const { config } = load();
       log.info(`upstreams reloaded (${why}): ${app.reload(config)}`);
     } catch (error) {
-      if (!(error instanceof ConfigError)) throw error;
-      log.error(`upstreams not reloaded (${why}), the running configuration stays: ${error.message}`);
+      const why2 = error instanceof ConfigError ? error.message : `${file ?? "the configuration"} could not be read: ${(error as Error).message}`;
+      log.error(`upstreams not reloaded (${why}), the running configuration stays: ${why2}`);
     }
   };
   const later = (why: string) => {

@@ -194,7 +194,9 @@ describe("streams always end (contract 10)", () => {
   const tail = async (response: Response) => (await readSse(response)).at(-1)!;
 
   test("a passthrough stream whose upstream drops mid-way ends with an error event saying so", async () => {
-    gateway.openai.next({ kind: "stream", chunks: ["a", "b", "c"], breakAfter: 2, gapMs: 30 });
+    // The reset comes 500 ms after "a": time for a busy machine to pass "a" on first (a reset
+    // drops what the gateway has not read yet, as a real one would).
+    gateway.openai.next({ kind: "stream", chunks: ["a", "b", "c"], breakAfter: 2, gapMs: 500 });
     const response = await chat({ model: "gpt-4o", messages: hello, stream: true });
     const events = await readSse(response);
     expect(events[1]!.data.choices[0].delta.content).toBe("a");

@@ -151,9 +151,10 @@ describe("supervised workers", () => {
       // either way, what is left must be exactly three workers with the last configuration).
       await server.waitFor(/starting new workers/);
       writeFileSync(u.configFile, "RATE_LIMIT_RPM=9\n");
-      // Each change ends in one line, superseded or reloaded, and the last one reloads: however late a
-      // busy machine notices the second edit, both are handled before the workers are counted.
-      await server.waitFor(/(superseded|reloaded:)[\s\S]*reloaded:/);
+      // Each change ends in one line, superseded or reloaded (in either order: the first may finish
+      // starting after the second): however late a busy machine notices the second edit, both are
+      // handled before the workers are counted.
+      await server.waitFor(/(superseded|reloaded:)[\s\S]*(superseded|reloaded:)/);
       await eventually(() => childrenOf(server.proc.pid), (pids) => pids.length === 3 && pids.every((pid) => !first.includes(pid)));
       // Stays at three: nothing still starting, nothing left behind.
       await Bun.sleep(1500);

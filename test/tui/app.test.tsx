@@ -319,4 +319,13 @@ describe("turns that fail or stop, and the editor", () => {
     expect(gateway.openai.last().body.max_tokens).toBeUndefined();
     expect(gateway.openai.last().body.stream).toBe(true);
   });
+
+  test("commands typed faster than the screen redraws all count (a busy machine, or a paste)", async () => {
+    const ui = open();
+    await ui.type("/model gpt-4o-mini\r/settings temperature 0.3\r/settings system Answer in French.\rbonjour\r");
+    await ui.until(() => gateway.openai.received.length === 1, "the request");
+    expect(gateway.openai.last().body).toMatchObject({
+      model: "gpt-4o-mini", temperature: 0.3, messages: [{ role: "system", content: "Answer in French." }, { role: "user", content: "bonjour" }],
+    });
+  });
 });

@@ -42,6 +42,10 @@ describe("GET /v1/usage (contract 12)", () => {
     const byTag = await (await gateway.call("/v1/usage?by=tag&since=1h")).json();
     expect(byTag.data.find((r: { group: string }) => r.group === "conversation-1")).toMatchObject({ requests: 2, cost_usd: 0.0000117 });
     expect(byTag.data.find((r: { group: string | null }) => r.group === null)).toMatchObject({ requests: 2 });
+    const byUpstream = await (await gateway.call("/v1/usage?by=upstream")).json();
+    expect(byUpstream.data.map((r: { group: string; requests: number }) => [r.group, r.requests])).toEqual([["alpha", 3], ["beta", 1]]);
+    const cli = await runCli(["usage", "--by", "upstream", "--json"], { env: { ...process.env, PARLEY_DATA_DIR: gateway.config.dataDir, PARLEY_CONFIG_DIR: gateway.config.configDir } });
+    expect(JSON.parse(cli.stdout).data).toEqual(byUpstream.data);
     const future = await (await gateway.call(`/v1/usage?since=${Math.floor(Date.now() / 1000) + 60}`)).json();
     expect(future.data).toEqual([]);
   });

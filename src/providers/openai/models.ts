@@ -1,5 +1,5 @@
 import { isObject, numberOr, stringOr } from "../../formats/read.ts";
-import { settingName, type Upstream as Declared } from "../kind.ts";
+import { settingName, shownUrl, type Upstream as Declared } from "../kind.ts";
 import { labelOf, urlOf, type OpenAISettings } from "./kind.ts";
 import { fetchFailed, fromUpstreamStatus, readUpstreamJson, type Upstream } from "../upstream-errors.ts";
 
@@ -12,7 +12,7 @@ export interface ListedModel {
 /** `GET {base_url}/models`: what OpenAI, Ollama, vLLM, LM Studio and llama.cpp serve. */
 export async function listOpenAIModels(upstream: Declared<OpenAISettings>): Promise<ListedModel[]> {
   const { settings } = upstream;
-  const up: Upstream = { label: labelOf(upstream), url: settings.baseUrl, credentials: settingName(upstream, "api_key") };
+  const up: Upstream = { label: labelOf(upstream), url: shownUrl(settings.baseUrl), credentials: settingName(upstream, "api_key") };
   const headers = { ...upstream.headers, authorization: `Bearer ${settings.apiKey ?? "none"}`, accept: "application/json" };
   const response = await fetch(urlOf(settings, "/models"), { headers, timeout: upstream.timeoutMs }).catch((error) => fetchFailed(up, error));
   if (!response.ok) throw fromUpstreamStatus(up, response.status, (await response.text().catch(() => "")).slice(0, 500));

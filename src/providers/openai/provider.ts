@@ -1,7 +1,7 @@
 import { createParser } from "eventsource-parser";
 import type { Usage } from "../../ir.ts";
 import { GatewayError } from "../../errors.ts";
-import { settingName, type Upstream as Declared } from "../kind.ts";
+import { settingName, shownUrl, type Upstream as Declared } from "../kind.ts";
 import type { NativeCall, NativeReply, Provider } from "../provider.ts";
 import { labelOf, urlOf, type OpenAISettings } from "./kind.ts";
 import { fetchError, fetchFailed, parseUpstreamJson, streamedBody, upstreamErrorText, type Upstream } from "../upstream-errors.ts";
@@ -16,7 +16,7 @@ import { checkCompletion, decodeReply, encodeRequest, streamDecoder } from "./wi
 export function createOpenAIProvider(upstream: Declared<OpenAISettings>): Provider {
   const { settings } = upstream;
   const urls = { chat: urlOf(settings, "/chat/completions"), responses: urlOf(settings, "/responses") };
-  const up: Upstream = { label: labelOf(upstream), url: settings.baseUrl, credentials: settingName(upstream, "api_key") };
+  const up: Upstream = { label: labelOf(upstream), url: shownUrl(settings.baseUrl), credentials: settingName(upstream, "api_key") };
   // Local OpenAI-compatible servers often need no key at all.
   const headers = { ...upstream.headers, authorization: `Bearer ${settings.apiKey ?? "none"}`, "content-type": "application/json", accept: "application/json, text/event-stream" };
   // Bun's idle timeout for the socket: closes a call the gateway gave up on (see firstByte in chat.ts);
