@@ -69,7 +69,7 @@ export interface Facts {
   flags?: number;
 }
 
-/** One condition of a `when`, compiled once per configuration. */
+/** One condition of a `when`, as `parley routes explain` shows it. */
 export interface Condition {
   /** As the file writes it: `thinking = true`, `header.user-agent = "claude-cli/*"`. */
   says: string;
@@ -122,7 +122,7 @@ function flagsOf(facts: Facts): number {
   return (facts.flags = (stream ? STREAM : 0) | (tools?.length ? TOOLS : 0) | (thinking ? THINKING : 0));
 }
 
-/** A `when`'s conditions one by one, for `parley routes explain`: the cheap ones first: the token count, which needs the tokenizer, last. */
+/** A `when`'s conditions one by one, in the order `compile` checks them, for `parley routes explain`. */
 export function conditions(when: When): Condition[] {
   const out: Condition[] = [];
   const flag = (key: string, want: boolean, of: (facts: Facts) => boolean) =>
