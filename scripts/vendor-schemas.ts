@@ -18,6 +18,8 @@ const OPENAI_ROOTS = [
   "ListModelsResponse",
   "Model",
   "ErrorResponse",
+  "CreateEmbeddingResponse",
+  "CreateCompletionResponse",
 ];
 
 /** Schema keys validation does not read. */

@@ -3,6 +3,8 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { parse as parseDotenv } from "dotenv";
 import type { AwsSettings } from "./aws.ts";
+import type { CassetteMode, CassetteSettings } from "./cassettes/cassettes.ts";
+import { offline } from "./cassettes/offline.ts";
 import { declareUpstreams, SPEC_UPSTREAMS, upstreamNamed, type Declared } from "./providers/upstreams.ts";
 import { FileError, readUpstreamsFile } from "./providers/upstreams-file.ts";
 
@@ -50,6 +52,8 @@ export interface Config {
   /** serve exits when the process that started it dies (an app running parley as its sidecar). */
   exitWithParent: boolean;
   modelsRefreshS: number;
+  /** serve --cassettes: upstream calls recorded to, or replayed from, HAR files in a directory. */
+  cassettes?: CassetteSettings;
   dataDir: string;
   configDir: string;
 }
@@ -180,6 +184,9 @@ export const SETTINGS: readonly Setting[] = [
   { key: "UPSTREAM_RETRIES", group: "upstream", fallback: "2", check: int(0, 10), help: "retries of a failed upstream call before its first byte (a route with several targets tries each at least once)" },
   { key: "UPSTREAM_COOLDOWN_S", group: "upstream", fallback: "30", check: int(0), help: "seconds an upstream is skipped after three retryable failures in a row (0: never)" },
   { key: "PARLEY_UPSTREAMS", group: "upstream", unset: "./parley.toml, else parley.toml in PARLEY_CONFIG_DIR, when there is one", check: noSpace, help: "the upstreams file: named upstreams of every kind and [[routes]] (docs/upstreams.md)" },
+  { key: "PARLEY_CASSETTES", group: "upstream", check: rule("a directory", (v) => v.length > 0), help: "directory of cassettes (DIR/<name>.har, named by the x-parley-cassette header, default `default`): upstream calls recorded or replayed (serve --cassettes; docs/ci.md)" },
+  { key: "PARLEY_CASSETTE_MODE", group: "upstream", fallback: "replay", check: oneOf(["record", "replay", "auto"]), help: "with PARLEY_CASSETTES: record (call the upstreams, write the calls down), replay (answer from the cassettes, nothing goes out, no keys needed) or auto (replay what is there, record the rest)" },
+  { key: "PARLEY_REPLAY_PACE", group: "upstream", fallback: "fast", check: oneOf(["fast", "recorded"]), help: "replayed streams: fast (at once) or recorded (with the gaps between chunks as recorded)" },
   { key: "OBJSTORE_FILES_BUCKET", group: "files", check: noSpace, help: "S3 bucket for file bytes (unset: a local store under PARLEY_DATA_DIR)" },
   { key: "OBJSTORE_ENDPOINT_URL", group: "files", unset: "AWS S3 in OBJSTORE_REGION", check: url, help: "S3-compatible endpoint (path-style)" },
   { key: "OBJSTORE_REGION", group: "files", unset: "BETA_REGION, else us-east-1", check: region, help: "S3's region" },
@@ -254,7 +261,8 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
     for (const [, layer] of layers) if (layer[name] !== undefined) return layer[name];
   };
   const upstreamsFile = upstreamsFileOf(values.PARLEY_UPSTREAMS, cwd, configDir);
-  const config = toConfig(values, upstreams(values, upstreamsFile, lookup));
+  const declared = upstreams(values, upstreamsFile, lookup);
+  const config = toConfig(values, values.PARLEY_CASSETTES && values.PARLEY_CASSETTE_MODE!.toLowerCase() === "replay" ? offline(declared) : declared);
   return { config, entries, configFile, ...(upstreamsFile ? { upstreamsFile } : {}) };
 }
 
@@ -344,9 +352,17 @@ function toConfig(v: Record<string, string | undefined>, declared: Declared): Co
     shutdownGraceMs: num("SHUTDOWN_GRACE_MS"),
     exitWithParent: BOOLEANS[v.PARLEY_EXIT_WITH_PARENT!.toLowerCase()]!,
     modelsRefreshS: num("MODELS_REFRESH_S"),
+    ...(v.PARLEY_CASSETTES ? { cassettes: cassettesOf(v) } : {}),
     dataDir: v.PARLEY_DATA_DIR!,
     configDir: v.PARLEY_CONFIG_DIR!,
   };
+}
+
+function cassettesOf(v: Record<string, string | undefined>): CassetteSettings {
+  const mode = v.PARLEY_CASSETTE_MODE!.toLowerCase() as CassetteMode;
+  // Each worker keeps its own copy of a cassette in memory: two writing one file would lose entries.
+  if (mode !== "replay" && Number(v.WORKERS) > 1) throw new ConfigError(`PARLEY_CASSETTE_MODE=${mode} records with one worker only (WORKERS=${v.WORKERS}); replay runs with any number`);
+  return { dir: v.PARLEY_CASSETTES!, mode, pace: v.PARLEY_REPLAY_PACE!.toLowerCase() as CassetteSettings["pace"] };
 }
 
 /**

@@ -164,3 +164,24 @@ export function pushSystem(system: string[], messages: Message[], texts: string[
   if (messages.length === 0) system.push(...texts);
   else messages.push({ role: "system", content: texts.map((text) => ({ type: "text", text })) });
 }
+
+/** An embeddings request (contract 18): texts to turn into vectors. */
+export interface EmbeddingRequest {
+  model?: string;
+  /**
+   * The texts, in order; token arrays (which only an OpenAI-compatible upstream reads, and gets as
+   * sent) are not here: `tokens` says they were sent.
+   */
+  texts: string[];
+  tokens: boolean;
+  /** The length of each vector, for models that can shorten theirs. */
+  dimensions?: number;
+  /** What the texts are for, for models that ask (Cohere's `input_type`): `search_document` unless said. */
+  inputType?: string;
+}
+
+/** The vectors, one per text in order, and the tokens the upstream counted. */
+export interface Embeddings {
+  vectors: number[][];
+  inputTokens: number;
+}

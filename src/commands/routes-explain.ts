@@ -11,17 +11,22 @@ import { missing } from "../providers/upstreams.ts";
 import type { ChatEndpoint } from "../server/chat-edge.ts";
 import { chatCompletions } from "../server/routes/chat.ts";
 import { messages } from "../server/routes/messages.ts";
+import { completions } from "../server/routes/completions.ts";
 import { responses } from "../server/routes/responses.ts";
 import { exitOnConfigError, exitUsage } from "./fail.ts";
 
-const ENDPOINTS: Record<string, ChatEndpoint> = Object.fromEntries([chatCompletions, messages, responses].map((e) => [e.path, e]));
+/** The endpoints whose requests are decoded into a chat; /v1/embeddings is routed on its model and caller alone. */
+const DECODED: Record<string, ChatEndpoint> = Object.fromEntries([chatCompletions, messages, responses, completions].map((e) => [e.path, e]));
 
 /** The smallest body each endpoint takes, when no --body is given. */
 const MINIMAL: Record<string, Json> = {
   "/v1/chat/completions": { messages: [{ role: "user", content: "hi" }] },
   "/v1/messages": { max_tokens: 1024, messages: [{ role: "user", content: "hi" }] },
   "/v1/responses": { input: "hi" },
+  "/v1/completions": { prompt: "hi" },
+  "/v1/embeddings": { input: "hi" },
 };
+const ENDPOINTS = Object.keys(MINIMAL);
 
 /**
  * Which route a request would take, and why each route before it did not (each condition, yes or
@@ -34,14 +39,14 @@ export default defineCommand({
   args: {
     model: { type: "string", alias: "m", description: "the model id the client asks for (default: the body's, else DEFAULT_ALPHA_MODEL)" },
     body: { type: "string", description: "a file holding the request body as JSON (- reads stdin); default: a one-line \"hi\"" },
-    endpoint: { type: "string", default: "/v1/chat/completions", description: `the endpoint it is sent to: ${Object.keys(ENDPOINTS).join(", ")}` },
+    endpoint: { type: "string", default: "/v1/chat/completions", description: `the endpoint it is sent to: ${ENDPOINTS.join(", ")}` },
     key: { type: "string", default: "main", description: "the API key's label (main for API_KEY, an API_KEYS entry's name)" },
     header: { type: "string", description: "a request header as name=value (or name: value); repeat for more" },
     upstreams: { type: "string", description: "the upstreams file (default: the one serve would read)" },
   },
   run: ({ args, rawArgs }) =>
     exitOnConfigError(async () => {
-      const endpoint = ENDPOINTS[args.endpoint] ?? unknownEndpoint(args.endpoint);
+      const path = ENDPOINTS.includes(args.endpoint) ? args.endpoint : unknownEndpoint(args.endpoint);
       const headers = new Headers();
       for (const header of repeated(rawArgs, "--header")) {
         const match = /^([^=:\s]+)\s*[=:]\s*(.*)$/.exec(header);
@@ -53,7 +58,7 @@ export default defineCommand({
         }
       }
       const { config, upstreamsFile } = loadConfig(args.upstreams === undefined ? {} : { flags: { PARLEY_UPSTREAMS: args.upstreams } });
-      const body = args.body === undefined ? { ...MINIMAL[endpoint.path] } : readBody(args.body);
+      const body = args.body === undefined ? { ...MINIMAL[path] } : readBody(args.body);
       if (args.model !== undefined) body.model = args.model;
       const requested = typeof body.model === "string" ? body.model : config.defaultModel;
       if (!requested) exitUsage("no model: give --model, or a body with a model (or set DEFAULT_ALPHA_MODEL)");
@@ -67,10 +72,11 @@ export default defineCommand({
       };
       const router = createRouter({ upstreams, routes, modelAliases: config.modelAliases, modelRoutes: config.modelRoutes }, known);
       try {
-        const { input } = endpoint.call(body, new Request(`http://localhost${endpoint.path}`, { method: "POST", headers }), "");
-        const request = input.decodeRequest(body);
+        const decoded = DECODED[path];
+        const input = decoded?.call?.(body, new Request(`http://localhost${path}`, { method: "POST", headers }), "").input;
+        const request = input?.decodeRequest(body);
         if (router.countsTokens) await loadTokenizer();
-        const facts = { request, endpoint: endpoint.path, key: args.key, headers };
+        const facts = { request, endpoint: path, key: args.key, headers };
         const explaining = { router, routes, modelAliases: config.modelAliases, modelFallbacks: config.modelFallbacks, ...(upstreamsFile ? { file: upstreamsFile } : {}) };
         process.stdout.write(explain(explaining, requested, facts));
       } catch (error) {
@@ -82,8 +88,8 @@ export default defineCommand({
 });
 
 function unknownEndpoint(path: string): never {
-  const near = closest(path, Object.keys(ENDPOINTS));
-  return exitUsage(`--endpoint ${path}: not a chat endpoint${near ? `; did you mean ${near}?` : ""} (${Object.keys(ENDPOINTS).join(", ")})`);
+  const near = closest(path, ENDPOINTS);
+  return exitUsage(`--endpoint ${path}: not an endpoint that routes by model${near ? `; did you mean ${near}?` : ""} (${ENDPOINTS.join(", ")})`);
 }
 
 /** Every value of a flag given more than once (citty keeps the last). */

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { defineCommand } from "citty";
 import { ConfigError, loadConfig, setConfigValue, type Loaded } from "../config.ts";
@@ -21,12 +21,14 @@ export default defineCommand({
     "log-level": { type: "string", description: "silent, error, warn, info, debug or trace" },
     "log-format": { type: "string", description: "text (default) or json: one JSON object per log line" },
     upstreams: { type: "string", description: "the upstreams file (default ./parley.toml, else parley.toml in the config directory)" },
+    cassettes: { type: "string", description: "record upstream calls to, or replay them from, HAR files in this directory (docs/ci.md)" },
+    "cassette-mode": { type: "string", description: "record, replay (default: answers from the cassettes, no keys, nothing goes out) or auto (replay what is there, record the rest)" },
     "exit-with-parent": { type: "boolean", description: "exit when the process that started parley dies (an app's sidecar)" },
     worker: { type: "string", description: "(internal) run as worker N of a supervisor" },
   },
   run: ({ args }) =>
     exitOnConfigError(() => {
-      const flags = { HOST: args.host, PORT: args.port, WORKERS: args.workers, LOG_LEVEL: args["log-level"], LOG_FORMAT: args["log-format"], PARLEY_UPSTREAMS: args.upstreams, PARLEY_EXIT_WITH_PARENT: args["exit-with-parent"] ? "true" : undefined };
+      const flags = { HOST: args.host, PORT: args.port, WORKERS: args.workers, LOG_LEVEL: args["log-level"], LOG_FORMAT: args["log-format"], PARLEY_UPSTREAMS: args.upstreams, PARLEY_EXIT_WITH_PARENT: args["exit-with-parent"] ? "true" : undefined, PARLEY_CASSETTES: args.cassettes, PARLEY_CASSETTE_MODE: args["cassette-mode"] };
       const load = () => loadConfig({ flags });
       if (args.worker) {
         const loaded = load();
@@ -55,7 +57,7 @@ export default defineCommand({
       // Before the workers exist: a killed generation's pids may come back as theirs (PID 2, 3 in a container).
       sweepAtStart(config, log);
       summarize(loaded, log);
-      const passed = ["--host", config.host, "--port", String(port), ...(args["log-level"] ? ["--log-level", args["log-level"]] : []), ...(args["log-format"] ? ["--log-format", args["log-format"]] : []), ...(args.upstreams ? ["--upstreams", args.upstreams] : []), ...(config.exitWithParent ? ["--exit-with-parent"] : [])];
+      const passed = ["--host", config.host, "--port", String(port), ...(args["log-level"] ? ["--log-level", args["log-level"]] : []), ...(args["log-format"] ? ["--log-format", args["log-format"]] : []), ...(args.upstreams ? ["--upstreams", args.upstreams] : []), ...(args.cassettes ? ["--cassettes", args.cassettes] : []), ...(args["cassette-mode"] ? ["--cassette-mode", args["cassette-mode"]] : []), ...(config.exitWithParent ? ["--exit-with-parent"] : [])];
       if (args.reload) mkdirSync(config.configDir, { recursive: true });
       const url = urlOf(config.host, port);
       log.info(`parley supervising ${config.workers} worker(s) on ${url}${args.reload ? ", reloading on configuration changes" : ""}`);
@@ -86,6 +88,9 @@ function summarize({ config, entries, configFile, upstreamsFile }: Loaded, log: 
   const source = entries.find((e) => e.key === "API_KEY")?.source;
   log.info(`API key: ${source === "config file" ? `in ${configFile}` : `from ${source === "env" ? "the environment" : source === ".env" ? "./.env" : source}`}`);
   log.info(`data: ${config.dataDir}; files in ${config.files.bucket ? `S3 bucket ${config.files.bucket}` : "the local store there"}`);
+  const { cassettes } = config;
+  if (cassettes) log.info(`cassettes: ${cassettes.mode} in ${cassettes.dir}${cassettes.mode === "replay" ? " (no upstream call goes out)" : ""}`);
+  if (cassettes?.mode === "replay" && !existsSync(cassettes.dir)) log.warn(`the cassettes directory ${cassettes.dir} does not exist: every upstream call will be a replay miss (404)`);
   const real = config.upstreams.upstreams.filter((u) => u.kind !== "mock");
   if (!real.some((u) => !missing(u))) {
     log.warn(`no real upstream is configured: only the built-in mock answers (model "mock"); set ${real.map((u) => `${u.name}: ${missing(u)}`).join("; or ")} (parley config set KEY VALUE), or declare upstreams in parley.toml`);

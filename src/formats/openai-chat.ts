@@ -220,7 +220,7 @@ function streamEncoder(model: string, request: ChatRequest): StreamEncoder {
 }
 
 /** The usage chunk OpenAI sends before `[DONE]` when the client asked with `stream_options.include_usage`. */
-function usageIn(tail: string): Usage | undefined {
+export function usageIn(tail: string): Usage | undefined {
   const at = tail.lastIndexOf('"usage":{');
   if (at === -1) return undefined;
   const start = tail.lastIndexOf("data:", at);

@@ -1,7 +1,7 @@
 import { matcher } from "./glob.ts";
 import type { Route, Router } from "./routes.ts";
 import type { FileRoute } from "./upstreams-file.ts";
-import { conditions, type Facts } from "./when.ts";
+import { conditions, imagesOf, type Facts } from "./when.ts";
 
 export interface Explaining {
   router: Router;
@@ -23,7 +23,9 @@ export function explain({ router, routes, modelAliases, modelFallbacks, file }: 
   const { request } = facts;
   const model = modelAliases.get(requested) ?? requested;
   out.push(`model ${requested}${model !== requested ? ` (MODEL_ALIASES: ${model})` : ""} on ${facts.endpoint ?? "?"}, key ${facts.key ?? "?"}`);
-  out.push(`  request: stream ${request.stream}, tools ${(request.tools?.length ?? 0) > 0}, thinking ${request.thinking === true}, ${describe(facts)}`);
+  const flags = request ? `stream ${request.stream}, tools ${(request.tools?.length ?? 0) > 0}, thinking ${request.thinking === true}, images ${imagesOf(facts)}` : "embeddings";
+  const headers = [...(facts.headers?.entries() ?? [])].map(([name, value]) => `, ${name}: ${JSON.stringify(value)}`).join("");
+  out.push(`  request: ${flags}${headers}`);
 
   const at = (route: FileRoute) => `route ${JSON.stringify(route.name)} (${file ?? "parley.toml"}:${route.line})`;
   const reasons = (route: FileRoute) => {
@@ -60,11 +62,4 @@ export function explain({ router, routes, modelAliases, modelFallbacks, file }: 
 function targets(route: Route): string[] {
   const how = route.weighted ? "targets, the first drawn by weight:" : "targets, in order:";
   return [how, ...route.targets.map((t, i) => `  ${i + 1}. ${t.upstream}: ${t.model}${t.weight !== undefined ? ` (weight ${t.weight})` : ""}`)];
-}
-
-/** The facts a `when` may read beyond the flags: images, headers. */
-function describe(facts: Facts): string {
-  const images = facts.request.messages.some((m) => m.content.some((p) => p.type === "image" || p.type === "image_url"));
-  const headers = [...(facts.headers?.entries() ?? [])].map(([name, value]) => `${name}: ${JSON.stringify(value)}`);
-  return `images ${images}${headers.length ? `, ${headers.join(", ")}` : ""}`;
 }

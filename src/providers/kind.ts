@@ -21,7 +21,12 @@ export interface Upstream<S = unknown> {
   headers: Record<string, string>;
   /** Where it was declared, for errors that tell the user what to set: `ALPHA_*` variables, `parley.toml:12`. */
   origin: { variables?: Record<string, string>; file?: string };
+  /** What its provider calls instead of the global fetch: set only by `serve --cassettes` (record and replay). */
+  fetch?: UpstreamFetch;
 }
+
+/** The one function every call to an upstream goes through. */
+export type UpstreamFetch = (url: string, init: BunFetchRequestInit) => Promise<Response>;
 
 /**
  * A kind: reads and checks an upstream's settings, says what is missing, builds the provider

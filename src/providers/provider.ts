@@ -1,9 +1,9 @@
 import type { Json } from "../formats/read.ts";
 import type { ByteSource } from "../formats/sse.ts";
-import type { ChatReply, ChatRequest, StreamEvent, Usage } from "../ir.ts";
+import type { ChatReply, ChatRequest, EmbeddingRequest, Embeddings, StreamEvent, Usage } from "../ir.ts";
 
 /** A client dialect a provider may take in its own wire format, with no conversion. */
-export type Dialect = "openai-chat" | "openai-responses" | "anthropic-messages";
+export type Dialect = "openai-chat" | "openai-responses" | "anthropic-messages" | "openai-completions" | "openai-embeddings";
 
 /** A same-family call: the client's body goes up as sent (or with the few edits the upstream needs). */
 export interface NativeCall {
@@ -49,6 +49,8 @@ export interface Provider {
    * as the client named it (the body goes up as sent, model included, so an alias cannot apply).
    */
   takesNative?(dialect: Dialect, model: string): boolean;
+  /** Embeddings converted to the upstream's own call (contract 18); an OpenAI-compatible one takes them natively instead. */
+  embed?(request: EmbeddingRequest, model: string, signal: AbortSignal): Promise<Embeddings>;
   /** Token counts the upstream itself gives, for a request in a client dialect (the body as sent). */
   countTokens?: Partial<Record<Dialect, (call: NativeCall) => Promise<number>>>;
 }

@@ -26,7 +26,7 @@ export const WHEN: Record<keyof When, KeyType> = {
 };
 
 /** The endpoints whose requests are routed by model. */
-export const CHAT_ENDPOINTS = ["/v1/chat/completions", "/v1/messages", "/v1/responses"];
+export const ENDPOINTS = ["/v1/chat/completions", "/v1/messages", "/v1/responses", "/v1/completions", "/v1/embeddings"];
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
@@ -40,9 +40,9 @@ export function readWhen(raw: unknown, fail: (key: string | undefined, message: 
   }
   const when = raw as When;
   const endpoint = when.endpoint;
-  if (endpoint !== undefined && !endpoint.includes("*") && !CHAT_ENDPOINTS.includes(endpoint)) {
-    const near = closest(endpoint, CHAT_ENDPOINTS);
-    fail("endpoint", `endpoint '${endpoint}' in when is not a chat endpoint${near ? ` (did you mean '${near}'?)` : ""}; they are ${CHAT_ENDPOINTS.join(", ")}`);
+  if (endpoint !== undefined && !endpoint.includes("*") && !ENDPOINTS.includes(endpoint)) {
+    const near = closest(endpoint, ENDPOINTS);
+    fail("endpoint", `endpoint '${endpoint}' in when is not an endpoint that routes by model${near ? ` (did you mean '${near}'?)` : ""}; they are ${ENDPOINTS.join(", ")}`);
   }
   const header = when.header && Object.fromEntries(Object.entries(when.header).map(([name, value]) => {
     if (!TOKEN.test(name)) fail(name, `'${name}' in when.header is not a header name`);
@@ -54,7 +54,8 @@ export function readWhen(raw: unknown, fail: (key: string | undefined, message: 
 
 /** What a route's `when` reads of one request: the decoded request, and who sent it where. */
 export interface Facts {
-  request: ChatRequest;
+  /** Absent for embeddings: no stream, tools, thinking or images, and no tokens counted. */
+  request?: ChatRequest;
   /** The endpoint's path: `/v1/messages`, … */
   endpoint?: string;
   /** The API key's label. */
@@ -111,15 +112,15 @@ export function compile(when: When): (facts: Facts) => boolean {
       const value = header(facts, h.name, h.slot);
       if (value === null || !h.test(value)) return false;
     }
-    if (images !== undefined && (facts.images ??= hasImages(facts.request)) !== images) return false;
+    if (images !== undefined && imagesOf(facts) !== images) return false;
     return over === undefined || tokensOf(facts) > over;
   };
 }
 
 function flagsOf(facts: Facts): number {
   if (facts.flags !== undefined) return facts.flags;
-  const { stream, tools, thinking } = facts.request;
-  return (facts.flags = (stream ? STREAM : 0) | (tools?.length ? TOOLS : 0) | (thinking ? THINKING : 0));
+  const request = facts.request;
+  return (facts.flags = request ? (request.stream ? STREAM : 0) | (request.tools?.length ? TOOLS : 0) | (request.thinking ? THINKING : 0) : 0);
 }
 
 /** A `when`'s conditions one by one, in the order `compile` checks them, for `parley routes explain`. */
@@ -141,16 +142,16 @@ export function conditions(when: When): Condition[] {
       },
     });
   };
-  if (when.stream !== undefined) flag("stream", when.stream, (f) => f.request.stream);
-  if (when.tools !== undefined) flag("tools", when.tools, (f) => (f.request.tools?.length ?? 0) > 0);
-  if (when.thinking !== undefined) flag("thinking", when.thinking, (f) => f.request.thinking === true);
+  if (when.stream !== undefined) flag("stream", when.stream, (f) => f.request?.stream === true);
+  if (when.tools !== undefined) flag("tools", when.tools, (f) => (f.request?.tools?.length ?? 0) > 0);
+  if (when.thinking !== undefined) flag("thinking", when.thinking, (f) => f.request?.thinking === true);
   if (when.endpoint !== undefined) matches("endpoint", when.endpoint, (f) => f.endpoint, "endpoint");
   if (when.key !== undefined) matches("key", when.key, (f) => f.key, "key label");
   for (const [name, pattern] of Object.entries(when.header ?? {})) {
     const slot = slotOf(name);
     matches(`header.${name}`, pattern, (f) => header(f, name, slot), `${name} header`);
   }
-  if (when.images !== undefined) flag("images", when.images, (f) => (f.images ??= hasImages(f.request)));
+  if (when.images !== undefined) flag("images", when.images, imagesOf);
   const over = when.input_tokens_over;
   if (over !== undefined) {
     out.push({ says: `input_tokens_over = ${over}`, holds: (facts) => tokensOf(facts) > over, has: (facts) => `the estimate is ${tokensOf(facts)} input tokens` });
@@ -170,7 +171,9 @@ function header(facts: Facts, name: string, slot: number): string | null {
 
 export const countsTokens = (when: When | undefined) => when?.input_tokens_over !== undefined;
 
-const tokensOf = (facts: Facts) => (facts.tokens ??= estimateLoaded(facts.request));
+const tokensOf = (facts: Facts) => (facts.tokens ??= facts.request ? estimateLoaded(facts.request) : 0);
+
+export const imagesOf = (facts: Facts) => (facts.images ??= facts.request !== undefined && hasImages(facts.request));
 
 function hasImages(request: ChatRequest): boolean {
   for (const message of request.messages) for (const part of message.content) if (part.type === "image" || part.type === "image_url") return true;

@@ -11,13 +11,18 @@ import { createRateLimiter, type RateLimiter } from "./rate-limit.ts";
 import { createRedisRateLimiter } from "./rate-limit-redis.ts";
 import { connectRedis, type Redis } from "./redis.ts";
 import { bodyLimit, edge, REQUEST_ID } from "./edge.ts";
+import { createCassettes } from "../cassettes/cassettes.ts";
 import { createChat } from "../chat.ts";
+import { createEmbeddings } from "../embeddings.ts";
 import { lazyFiles } from "../files/index.ts";
 import type { Files } from "../files/service.ts";
 import { createDiscovery } from "../providers/discovery.ts";
 import { createLive } from "../providers/live.ts";
+import type { Declared } from "../providers/upstreams.ts";
 import { createTokenCounter } from "../providers/tokens.ts";
 import { chatCompletions } from "./routes/chat.ts";
+import { completions } from "./routes/completions.ts";
+import { embeddings } from "./routes/embeddings.ts";
 import { countTokensRoutes } from "./routes/count-tokens.ts";
 import { docsRoutes } from "./routes/docs.ts";
 import { filesRoutes } from "./routes/files.ts";
@@ -63,14 +68,18 @@ export function createApp({ config, log, accessLog }: AppOptions) {
   };
   const files = lazyFiles(config, log, db);
   const attachFiles = async (request: Parameters<Files["attachTo"]>[0]) => (await files.files()).attachTo(request);
+  // Without --cassettes the upstreams are the configuration's own, and their providers call the global fetch.
+  const cassettes = config.cassettes && createCassettes(config.cassettes, log);
+  const declared = (d: Declared) => (cassettes ? cassettes.upstreams(d) : d);
   let upstreams: ReturnType<typeof createLive> | undefined;
   const discovery = createDiscovery({ config, database: db, log, upstreams: () => upstreams!.current().declared.upstreams });
-  upstreams = createLive(config.upstreams, { modelAliases: config.modelAliases, modelRoutes: config.modelRoutes, cooldownS: config.upstreamCooldownS }, discovery);
+  upstreams = createLive(declared(config.upstreams), { modelAliases: config.modelAliases, modelRoutes: config.modelRoutes, cooldownS: config.upstreamCooldownS }, discovery);
   void discovery.start();
   const chat = createChat({ config, log, upstreams, attachFiles });
   const maxBody = config.files.maxUploadBytes + MULTIPART_SLACK;
   const addCors = corsHeaders(config.corsOrigins, EXPOSED);
-  const chats = chatEdge([chatCompletions, messages, responses], { chat, guard, log, debug: config.debug, maxBody, cors: addCors, accessLog });
+  const endpoints = [chatCompletions, messages, responses, completions, embeddings(createEmbeddings({ config, upstreams }))];
+  const chats = chatEdge(endpoints, { chat, guard, log, debug: config.debug, maxBody, cors: addCors, accessLog });
   const routes: { method: string; path: string }[] = chats.paths.map((path) => ({ method: "POST", path }));
   const app = new Elysia({ name: "parley" })
     .use(edge({
@@ -79,7 +88,7 @@ export function createApp({ config, log, accessLog }: AppOptions) {
     }))
     .onRequest(bodyLimit(maxBody))
     .use(cors(addCors))
-    .use(docsRoutes((): AnyElysia => app, [chatCompletions, messages, responses]))
+    .use(docsRoutes((): AnyElysia => app, endpoints))
     .use(healthRoutes(upstreams, redis?.status))
     .use(modelRoutes(upstreams, guard, discovery))
     .use(countTokensRoutes(guard, createTokenCounter(config, upstreams)))
@@ -89,6 +98,7 @@ export function createApp({ config, log, accessLog }: AppOptions) {
     .use(usage.metrics ? metricsRoutes(usage.metrics, guard, usage.settle) : new Elysia({ name: "parley/metrics-off" }));
   routes.push(...app.routes.filter((route) => route.method !== "OPTIONS"));
   let elysia: ((request: Request) => Response | Promise<Response>) | undefined;
+  const handle = (request: Request): Promise<Response> => chats.handle(request) ?? Promise.resolve((elysia ??= app.fetch)(request));
   return {
     /** Every route but OPTIONS, for 405s and tests. */
     routes,
@@ -96,13 +106,14 @@ export function createApp({ config, log, accessLog }: AppOptions) {
     upstreams,
     /** Puts a reloaded configuration's upstreams and routes in force (requests in flight finish as they began); says what changed. */
     reload(next: Config): string {
-      const changed = upstreams!.replace(next.upstreams, next.modelRoutes);
+      const changed = upstreams!.replace(declared(next.upstreams), next.modelRoutes);
       if (config.modelsRefreshS > 0) void discovery.refresh();
       return changed;
     },
-    handle: (request: Request): Promise<Response> => chats.handle(request) ?? Promise.resolve((elysia ??= app.fetch)(request)),
+    handle: cassettes ? (request: Request) => cassettes.within(request, handle) : handle,
     async close() {
       discovery.stop();
+      await cassettes?.flush();
       await usage.close();
       redis?.close();
       if (db.opened()) db().close();

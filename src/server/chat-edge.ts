@@ -1,4 +1,4 @@
-import type { Chat, ChatCall, ChatOutcome } from "../chat.ts";
+import type { Chat, ChatCall, ChatOutcome, EndpointCall } from "../chat.ts";
 import type { ErrorDialect } from "../errors.ts";
 import type { Json } from "../formats/read.ts";
 import type { Logger } from "../log.ts";
@@ -11,7 +11,7 @@ import { failure, REQUEST_ID, requestId } from "./edge.ts";
 import { reply } from "./reply.ts";
 import { RequestLog } from "./request-log.ts";
 
-/** A chat endpoint: what its request asks `chat()` for, and what its answer adds. */
+/** An endpoint that routes a model: what its request asks `chat()` for (or how it answers), and what its answer adds. */
 export interface ChatEndpoint {
   path: string;
   /** Whose error envelope its callers expect. */
@@ -19,7 +19,9 @@ export interface ChatEndpoint {
   /** Its OpenAPI operation, for /docs. */
   openapi: Record<string, unknown>;
   /** The call for a parsed body; `query` is the URL's query string with its `?` ("" when none). */
-  call(body: Json, request: Request, query: string): Pick<ChatCall, "input" | "output" | "headers">;
+  call?(body: Json, request: Request, query: string): Pick<ChatCall, "input" | "output" | "headers">;
+  /** An endpoint that is not a chat (embeddings) answers its calls itself. */
+  serve?(call: EndpointCall): Promise<ChatOutcome>;
   /** Headers the answer adds once the call is answered. */
   decorate?(outcome: ChatOutcome, body: Json, headers: Record<string, string>): void;
 }
@@ -60,7 +62,8 @@ export function chatEdge(endpoints: ChatEndpoint[], options: ChatEdgeOptions) {
       const body = jsonObject(raw);
       const usage = trackUsage(guard.usage, { log, request, principal }, endpoint.path);
       const caller = { endpoint: endpoint.path, key: principal.label, headers: request.headers };
-      const outcome = await chat({ ...endpoint.call(body, request, query), body, raw, signal: request.signal, caller, ...usage.hooks })
+      const call = { body, raw, signal: request.signal, caller, ...usage.hooks };
+      const outcome = await (endpoint.serve ? endpoint.serve(call) : chat({ ...endpoint.call!(body, request, query), ...call }))
         .then(usage.answered, usage.failed);
       endpoint.decorate?.(outcome, body, headers);
       const response = reply(outcome, headers);

@@ -5,7 +5,7 @@ export function errorDialect(request: Request): ErrorDialect {
   // CONNECT's target is host:port, not a URL.
   const path = URL.canParse(request.url) ? new URL(request.url).pathname : "";
   if (path.startsWith("/v1/messages")) return "anthropic";
-  if (path.startsWith("/v1/responses")) return "openai";
+  if (path.startsWith("/v1/responses") || path === "/v1/embeddings" || path === "/v1/completions") return "openai";
   if (path.startsWith("/v1/models") && request.headers.has("anthropic-version")) return "anthropic";
   return "parley";
 }

@@ -92,7 +92,7 @@ targets, in order:
     expect(nowhere.code).toBe(1);
     expect(nowhere.stderr).toContain("parley: The model 'llama3' is not routed to any upstream.");
     const endpoint = await explain(["-m", "gpt-4o", "--endpoint", "/v1/message"]);
-    expect([endpoint.code, endpoint.stderr]).toEqual([2, "parley: --endpoint /v1/message: not a chat endpoint; did you mean /v1/messages? (/v1/chat/completions, /v1/messages, /v1/responses)\n"]);
+    expect([endpoint.code, endpoint.stderr]).toEqual([2, "parley: --endpoint /v1/message: not an endpoint that routes by model; did you mean /v1/messages? (/v1/chat/completions, /v1/messages, /v1/responses, /v1/completions, /v1/embeddings)\n"]);
     const header = await explain(["-m", "gpt-4o", "--header", "user-agent"]);
     expect([header.code, header.stderr]).toEqual([2, 'parley: --header "user-agent": write name=value, e.g. --header user-agent=claude-cli/2.0.0\n']);
     const missing = await explain(["--body", "nope.json"]);

@@ -13,7 +13,7 @@ import { scripted, stall } from "./scripted.ts";
 type Json = Record<string, any>;
 
 export type BedrockScript =
-  | { kind: "json"; body: Json }
+  | { kind: "json"; body: Json; headers?: Record<string, string> }
   /** For invoke streams each event is a chunk's JSON; for Converse, `{ eventName: payload }`. */
   | { kind: "stream"; events: Json[]; gapMs?: number; stallAfter?: number; exceptionAfter?: number; exception?: string; corruptAfter?: number; breakAfter?: number; rawChunk?: { at: number; payload: Json } }
   /** Any body at all, as given (`null`, a wrong shape). */
@@ -117,6 +117,8 @@ const arn = (id: string) => `arn:aws:bedrock:us-east-1::foundation-model/${id}`;
 export async function startFakeBedrock(account?: FakeAccount) {
   const { take, controls } = scripted<BedrockScript, BedrockReceived>();
   const { received, state } = controls;
+  /** Runtime calls in flight now and at most since the last reset; each waits `delayMs` before it is answered. */
+  const calls = { now: 0, most: 0, delayMs: 0 };
   /** Calls refused for their signature (wrong key, secret or region). */
   const refused: string[] = [];
   /** The control plane's answers; `failing` makes every call a 503. */
@@ -157,6 +159,13 @@ export async function startFakeBedrock(account?: FakeAccount) {
       }
       const body = JSON.parse(text || "{}");
       received.push({ modelId, action, headers: request.headers, body, text });
+      calls.now++;
+      calls.most = Math.max(calls.most, calls.now);
+      try {
+        if (calls.delayMs) await Bun.sleep(calls.delayMs);
+      } finally {
+        calls.now--;
+      }
       const script = take() ?? defaultScript(modelId, action, body);
       switch (script.kind) {
         case "error":
@@ -167,7 +176,7 @@ export async function startFakeBedrock(account?: FakeAccount) {
         case "hang":
           return new Promise<Response>((resolve) => request.signal.addEventListener("abort", () => resolve(new Response(null))));
         case "json":
-          return Response.json(script.body, { headers: { "x-amzn-requestid": "req-1" } });
+          return Response.json(script.body, { headers: { "x-amzn-requestid": "req-1", ...script.headers } });
         case "raw":
           return new Response(script.body, { headers: { "content-type": "application/json", "x-amzn-requestid": "req-1" } });
         case "stream":
@@ -237,9 +246,12 @@ export async function startFakeBedrock(account?: FakeAccount) {
     ...controls,
     control,
     refused,
+    calls,
     reset() {
       controls.reset();
       refused.length = 0;
+      calls.most = 0;
+      calls.delayMs = 0;
     },
     stop: () => server.stop(true),
   };
@@ -329,9 +341,53 @@ export const countTokensReply = (body: Json) => ({ inputTokens: 7 + String(body?
 
 function defaultScript(modelId: string, action: BedrockReceived["action"], body: Json): BedrockScript {
   if (action === "count-tokens") return { kind: "json", body: countTokensReply(body) };
+  if (action === "invoke" && modelId.includes("titan-embed")) return titanEmbedding(modelId, body);
+  if (action === "invoke" && modelId.includes("cohere.embed")) return cohereEmbedding(body);
   const titan = modelId.includes("titan-text");
   const stream = action.endsWith("stream");
   if (action.startsWith("converse")) return stream ? { kind: "stream", events: converseEvents() } : { kind: "json", body: converseReply() };
   if (titan) return stream ? { kind: "stream", events: titanEvents() } : { kind: "json", body: titanReply() };
   return stream ? { kind: "stream", events: anthropicEvents() } : { kind: "json", body: anthropicReply() };
+}
+
+// ---- embedding models, as InvokeModel takes and answers them ----
+
+/** A deterministic vector for a text: its first number says how long the text was, so a test can tell which text it is. */
+export function fakeVector(text: string, dimensions: number, unit = true): number[] {
+  const raw = Array.from({ length: dimensions }, (_, i) => (i === 0 ? text.length : ((text.charCodeAt(i % Math.max(1, text.length)) || 1) % 7) + 1));
+  if (!unit) return raw;
+  const norm = Math.sqrt(raw.reduce((sum, x) => sum + x * x, 0));
+  return raw.map((x) => x / norm);
+}
+
+const tokensOf = (text: string) => Math.max(1, text.split(/\s+/).filter(Boolean).length);
+const validation = (message: string): BedrockScript => ({ kind: "error", status: 400, type: "ValidationException", message });
+
+/** Titan Text Embeddings: `{ inputText, dimensions?, normalize?, embeddingTypes? }` (v2), `{ inputText }` alone (v1). */
+function titanEmbedding(modelId: string, body: Json): BedrockScript {
+  const v1 = modelId.includes("titan-embed-text-v1");
+  const allowed = v1 ? ["inputText"] : ["inputText", "dimensions", "normalize", "embeddingTypes"];
+  const extra = Object.keys(body).find((key) => !allowed.includes(key));
+  if (extra) return validation(`Malformed input request: extraneous key [${extra}] is not permitted, please reformat your input and try again.`);
+  if (typeof body.inputText !== "string" || body.inputText === "") return validation("Malformed input request: expected minLength: 1, actual: 0, please reformat your input and try again.");
+  if (body.dimensions !== undefined && ![256, 512, 1024].includes(body.dimensions)) return validation(`Malformed input request: #/dimensions: ${body.dimensions} is not a valid enum value, please reformat your input and try again.`);
+  const embedding = fakeVector(body.inputText, v1 ? 1536 : body.dimensions ?? 1024, body.normalize !== false);
+  const tokens = tokensOf(body.inputText);
+  return { kind: "json", body: { embedding, ...(v1 ? {} : { embeddingsByType: { float: embedding } }), inputTextTokenCount: tokens }, headers: { "x-amzn-bedrock-input-token-count": String(tokens) } };
+}
+
+/** Cohere Embed: `{ texts, input_type, truncate?, embedding_types?, output_dimension? }`, at most 96 texts. */
+function cohereEmbedding(body: Json): BedrockScript {
+  const texts = body.texts;
+  if (!Array.isArray(texts) || texts.length === 0 || texts.length > 96) return validation("Malformed input request: #/texts: expected between 1 and 96 texts, please reformat your input and try again.");
+  if (!["search_document", "search_query", "classification", "clustering"].includes(body.input_type)) return validation("Malformed input request: #/input_type: required, please reformat your input and try again.");
+  const dimensions = body.output_dimension ?? 1024;
+  const vectors = texts.map((text: string) => fakeVector(text, dimensions));
+  const tokens = texts.reduce((sum: number, text: string) => sum + tokensOf(text), 0);
+  const embeddings = Array.isArray(body.embedding_types) ? { float: vectors } : vectors;
+  return {
+    kind: "json",
+    body: { id: "emb-fake-1", texts, embeddings, response_type: Array.isArray(body.embedding_types) ? "embeddings_by_type" : "embeddings_floats" },
+    headers: { "x-amzn-bedrock-input-token-count": String(tokens) },
+  };
 }

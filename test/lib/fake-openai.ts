@@ -1,5 +1,6 @@
 /**
- * A scripted OpenAI server on 127.0.0.1 (Chat Completions and the Responses API): real HTTP, real
+ * A scripted OpenAI server on 127.0.0.1 (Chat Completions, the Responses API, legacy completions and
+ * embeddings): real HTTP, real
  * JSON and SSE. Each request takes the next script from the queue (or the default reply) and is
  * recorded; what it sent for /v1/responses is kept too, to compare with what a client got.
  */
@@ -50,11 +51,15 @@ export async function startFakeOpenAI() {
       const body = raw ? JSON.parse(raw) : {};
       received.push({ path, headers: request.headers, body, raw });
       const responses = path === "/v1/responses";
-      if (path !== "/v1/chat/completions" && !responses) return Response.json({ error: { message: "not found" } }, { status: 404 });
+      const legacy = path === "/v1/completions";
+      const embeddings = path === "/v1/embeddings";
+      if (path !== "/v1/chat/completions" && !responses && !legacy && !embeddings) return Response.json({ error: { message: "not found" } }, { status: 404 });
       const script = take() ?? (body.stream ? { kind: "stream" } : { kind: "reply" });
       const model = body.model;
       if (responses && script.kind === "reply") return sendJson(responseObject(model, script, "completed"));
       if (responses && script.kind === "stream") return responsesSse(request, model, script);
+      if (embeddings && script.kind === "reply") return Response.json(embeddingList(body, script));
+      if (legacy && script.kind === "reply") return Response.json(textCompletion(model, script));
       switch (script.kind) {
         case "error":
           return Response.json({ error: { message: script.message, type: "upstream_error", param: null, code: null } }, { status: script.status, headers: script.headers });
@@ -73,10 +78,13 @@ export async function startFakeOpenAI() {
   });
 
   function sse(request: Request, model: string, script: Extract<OpenAIScript, { kind: "stream" }>, body: any) {
-    const id = "chatcmpl-fake123";
-    const chunk = (delta: object, finish: string | null = null) =>
-      ({ id, object: "chat.completion.chunk", created: 1, model, choices: [{ index: 0, delta, finish_reason: finish }] });
-    const frames: string[] = [JSON.stringify(chunk({ role: "assistant", content: "" }))];
+    const legacy = new URL(request.url).pathname === "/v1/completions";
+    const id = legacy ? "cmpl-fake123" : "chatcmpl-fake123";
+    // The legacy endpoint streams text_completion chunks: the text, not a delta.
+    const chunk = (delta: { content?: string; [key: string]: unknown }, finish: string | null = null) => legacy
+      ? { id, object: "text_completion", created: 1, model, choices: [{ text: delta.content ?? "", index: 0, logprobs: null, finish_reason: finish }] }
+      : { id, object: "chat.completion.chunk", created: 1, model, choices: [{ index: 0, delta, finish_reason: finish }] };
+    const frames: string[] = legacy ? [] : [JSON.stringify(chunk({ role: "assistant", content: "" }))];
     for (const text of script.chunks ?? ["Hello", " from", " OpenAI"]) frames.push(JSON.stringify(chunk({ content: text })));
     (script.toolCalls ?? []).forEach((call, index) => {
       frames.push(JSON.stringify(chunk({ tool_calls: [{ index, id: call.id, type: "function", function: { name: call.name, arguments: "" } }] })));
@@ -85,7 +93,7 @@ export async function startFakeOpenAI() {
     frames.push(JSON.stringify(chunk({}, script.finish ?? (script.toolCalls ? "tool_calls" : "stop"))));
     const usage = script.usage === undefined ? DEFAULT_USAGE : script.usage;
     if (usage && body.stream_options?.include_usage) {
-      frames.push(JSON.stringify({ id, object: "chat.completion.chunk", created: 1, model, choices: [], usage: chatUsage(usage) }));
+      frames.push(JSON.stringify({ id, object: legacy ? "text_completion" : "chat.completion.chunk", created: 1, model, choices: [], usage: chatUsage(usage) }));
     }
     frames.push("[DONE]");
 
@@ -201,6 +209,40 @@ function completion(model: string, script: Extract<OpenAIScript, { kind: "reply"
     ],
     ...(usage ? { usage: chatUsage(usage) } : {}),
   };
+}
+
+/** The legacy completion: `text` is the completion (a fill-in-the-middle one, for a prompt and a suffix). */
+function textCompletion(model: string, script: Extract<OpenAIScript, { kind: "reply" }>) {
+  const usage = script.usage === undefined ? DEFAULT_USAGE : script.usage;
+  return {
+    id: "cmpl-fake123", object: "text_completion", created: 1, model,
+    choices: [{ text: script.text ?? "Hello from OpenAI", index: 0, logprobs: null, finish_reason: script.finish ?? "stop" }],
+    ...(usage ? { usage: chatUsage(usage) } : {}),
+  };
+}
+
+/**
+ * OpenAI's embeddings list, as the server answers: a vector per input (a token array counts as one
+ * input), `dimensions` long (8 unless asked), floats or base64 of little-endian float32.
+ */
+function embeddingList(body: any, script: Extract<OpenAIScript, { kind: "reply" }>) {
+  const input = body.input;
+  const inputs: (string | number[])[] = typeof input === "string" ? [input] : Array.isArray(input) && input.every((v: unknown) => typeof v === "number") ? [input] : input;
+  const vectors = inputs.map((one) => fakeEmbedding(typeof one === "string" ? one : one.join(" "), body.dimensions ?? 8));
+  const tokens = script.usage === undefined ? inputs.reduce((sum: number, one) => sum + (typeof one === "string" ? one.split(/\s+/).length : one.length), 0) : script.usage?.[0] ?? 0;
+  return {
+    object: "list",
+    data: vectors.map((vector, index) => ({ object: "embedding", index, embedding: body.encoding_format === "base64" ? Buffer.from(Float32Array.from(vector).buffer).toString("base64") : vector })),
+    model: body.model,
+    usage: { prompt_tokens: tokens, total_tokens: tokens },
+  };
+}
+
+/** Unit vectors whose first number grows with the text's length: a test can tell which input got which. */
+export function fakeEmbedding(text: string, dimensions: number): number[] {
+  const raw = Array.from({ length: dimensions }, (_, i) => (i === 0 ? text.length + 1 : 1));
+  const norm = Math.sqrt(raw.reduce((sum, x) => sum + x * x, 0));
+  return raw.map((x) => x / norm);
 }
 
 type Script = Extract<OpenAIScript, { kind: "reply" | "stream" }>;

@@ -33,7 +33,7 @@ describe("a route's when is checked with FILE:LINE (contract 13, 15)", () => {
     ["header as a string", `${ROUTE}when = { header = "user-agent: claude-cli/*" }\n`, 8, /header in when must be a table of strings/],
     ["a header value that is not a string", `${ROUTE}\n[routes.when]\nheader = { x-team = 3 }\n`, 10, /header in when must be a table of strings/],
     ["a header name with a space", `${ROUTE}\n[routes.when.header]\n"user agent" = "claude-cli/*"\n`, 10, /'user agent' in when.header is not a header name/],
-    ["a misspelt endpoint", `${ROUTE}when = { endpoint = "/v1/message" }\n`, 8, /endpoint '\/v1\/message' in when is not a chat endpoint \(did you mean '\/v1\/messages'\?\); they are \/v1\/chat\/completions, \/v1\/messages, \/v1\/responses/],
+    ["a misspelt endpoint", `${ROUTE}when = { endpoint = "/v1/message" }\n`, 8, /endpoint '\/v1\/message' in when is not an endpoint that routes by model \(did you mean '\/v1\/messages'\?\); they are \/v1\/chat\/completions, \/v1\/messages, \/v1\/responses, \/v1\/completions, \/v1\/embeddings/],
     ["when as a string", `${ROUTE}when = "thinking"\n`, 8, /when must be a table/],
     ["the route's keys after [routes.when]", `${OLLAMA}\n[[routes]]\nname = "r"\n[routes.when]\nthinking = true\nto = ["ollama"]\n`, 9, /to = … follows \[routes\.when\], so it is read as a condition/],
     ["an unset variable in a condition", `${ROUTE}when = { key = "\${TEAM_LABEL}" }\n`, 8, /\$\{TEAM_LABEL\} is not set \(used in \[\[routes\]\] when\)/],

@@ -88,8 +88,31 @@ when = { header = { x-team = "blue" } }
 to = ["bedrock-us"]
 
 [[routes]]
+name = "embed-team"
+match = "e-*"
+when = { key = "team-*", endpoint = "/v1/embeddings" }
+to = ["openrouter"]
+
+[[routes]]
+name = "fim-local"
+match = "e-*"
+when = { endpoint = "/v1/completions", stream = true }
+to = ["ollama"]
+
+[[routes]]
+name = "embed-any-thinking"
+match = "e-*"
+when = { thinking = true }
+to = ["ollama"]
+
+[[routes]]
 name = "default"
 match = "c-*"
+to = ["groq"]
+
+[[routes]]
+name = "e-default"
+match = "e-*"
 to = ["groq"]
 
 [[routes]]
@@ -272,6 +295,19 @@ describe("what a route's conditions read", () => {
     fakes.groq.next({ kind: "error", status: 503, message: "down" });
     const other = await json("/v1/chat/completions", body("/v1/chat/completions", "failing", "plain", false));
     expect(where(other)).toMatchObject({ status: 200, upstream: "ollama", route: "fallback-rest", attempts: "2" });
+  });
+
+  test("/v1/completions and /v1/embeddings are routed by key, endpoint and stream too; an embedding never thinks", async () => {
+    const embed = (key?: string) => json("/v1/embeddings", { model: "e-small", input: "hello" }, { key });
+    expect(where(await embed(TEAM_KEY))).toMatchObject({ status: 200, upstream: "openrouter", route: "embed-team" });
+    expect(where(await embed())).toMatchObject({ status: 200, upstream: "groq", route: "e-default" });
+    const complete = async (stream: boolean) => {
+      const response = await json("/v1/completions", { model: "e-coder", prompt: "def add(a, b):", suffix: "\n", stream, max_tokens: 16 }, { key: TEAM_KEY });
+      await response.text();
+      return where(response);
+    };
+    expect(await complete(true)).toMatchObject({ status: 200, upstream: "ollama", route: "fim-local" });
+    expect(await complete(false)).toMatchObject({ status: 200, upstream: "groq", route: "e-default" });
   });
 
   test("/v1/models names the upstream a request without conditions takes", async () => {

@@ -20,7 +20,11 @@ describe("the price table (contract 12)", () => {
       "anthropic.claude-3-5-haiku-20241022-v1:0", "anthropic.claude-3-7-sonnet-20250219-v1:0", "us.anthropic.claude-sonnet-4-20250514-v1:0",
       "amazon.titan-text-express-v1", "amazon.titan-text-lite-v1", "amazon.nova-pro-v1:0", "amazon.nova-lite-v1:0",
       "meta.llama3-1-70b-instruct-v1:0", "mistral.mistral-large-2407-v1:0", "cohere.command-r-plus-v1:0", "mock", "mock/tools",
+      "text-embedding-3-small", "text-embedding-3-large", "text-embedding-ada-002", "amazon.titan-embed-text-v2:0", "amazon.titan-embed-text-v1",
+      "cohere.embed-english-v3", "cohere.embed-multilingual-v3", "cohere.embed-v4:0", "gpt-3.5-turbo-instruct", "davinci-002", "babbage-002",
     ]) expect(price(model)).toBeDefined();
+    expect(price("gpt-3.5-turbo-instruct-0914")!.input).toBe(1.5);
+    expect(price("amazon.titan-embed-text-v2:0")).toEqual({ input: 0.02, output: 0 });
     expect(price("gpt-4o-mini-2024-07-18")!.input).toBe(0.15);
     expect(price("gpt-4o-2024-08-06")!.input).toBe(2.5);
     expect(price("gpt-4o-2024-05-13")!.input).toBe(5);

@@ -31,7 +31,7 @@ export function createBedrockControl(upstream: Declared<BedrockSettings>) {
     const full = prefix + path;
     const headers = await auth.get(base.host, full, query);
     const search = query ? `?${canonicalQuery(query)}` : "";
-    const response = await fetch(base.origin + full + search, { headers, timeout }).catch((error) => fetchFailed(up, error));
+    const response = await (upstream.fetch ?? fetch)(base.origin + full + search, { headers, timeout }).catch((error) => fetchFailed(up, error));
     if (!response.ok) throw await httpError(up, response);
     const body = await readUpstreamJson(up, response);
     return isObject(body) ? body : {};

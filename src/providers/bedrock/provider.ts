@@ -6,6 +6,7 @@ import type { BedrockSettings } from "./kind.ts";
 import { parseUpstreamJson, type Upstream } from "../upstream-errors.ts";
 import * as anthropic from "./anthropic.ts";
 import { createBedrockControl } from "./control.ts";
+import { createBedrockEmbeddings } from "./embeddings.ts";
 import { converseStreamDecoder, decodeConverse, encodeConverse } from "./converse.ts";
 import * as titan from "./titan.ts";
 import { createAnthropicNative } from "./native.ts";
@@ -81,6 +82,8 @@ export function createBedrockProvider(upstream: Declared<BedrockSettings>): Prov
         if (event.type === "chunk" && typeof event.body.bytes === "string") yield* decode(parseUpstreamJson(up, Buffer.from(event.body.bytes, "base64").toString()));
       }
     },
+
+    embed: createBedrockEmbeddings(transport),
 
     native: { "anthropic-messages": anthropicNative.messages },
     // The model goes in the path: any Claude id (an alias, a profile from Anthropic's names) takes the client's body.

@@ -34,7 +34,7 @@ export function createBedrockTransport(upstream: Declared<BedrockSettings>) {
     const signed = await auth.post(base.host, path, accept, body);
     const headers = extra ? { ...extra, ...signed } : signed;
     // Bun's idle timeout for the socket: closes a call the gateway gave up on (see firstByte in chat.ts).
-    const response = await fetch(base.origin + path, { method: "POST", headers, body, signal, timeout }).catch((error) => fetchFailed(up, error));
+    const response = await (upstream.fetch ?? fetch)(base.origin + path, { method: "POST", headers, body, signal, timeout }).catch((error) => fetchFailed(up, error));
     if (!response.ok) throw await httpError(up, response);
     return response;
   };

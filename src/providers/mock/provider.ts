@@ -1,13 +1,16 @@
 import type { ChatReply, ChatRequest, Part, StreamEvent, Tool } from "../../ir.ts";
 import { isTurn, textOf } from "../../ir.ts";
 import { refuseUnsupported } from "../cross-family.ts";
+import { textCompletion } from "./completions.ts";
+import { mockEmbeddings } from "./embeddings.ts";
 import type { Provider } from "../provider.ts";
 import { fromUpstreamStatus, type Upstream } from "../upstream-errors.ts";
 
 /**
  * The built-in mock (contract 11): no keys, no network, the same answer every time. `mock` echoes
  * the last user text, `mock/tools` calls the first tool offered, `mock/error-429` and
- * `mock/error-503` fail like an upstream would, `mock/slow` streams a token every 50 ms.
+ * `mock/error-503` fail like an upstream would, `mock/slow` streams a token every 50 ms. It answers
+ * embeddings (embeddings.ts) and legacy completions (completions.ts) too.
  */
 const up: Upstream = { label: "parley mock", url: "built-in", credentials: "nothing (the mock needs no keys)" };
 const SLOW_MS = 50;
@@ -19,6 +22,12 @@ export function createMockProvider(): Provider {
     free: true,
     complete: async (request, model, signal) => collect(script(request, model, signal)),
     stream: (request, model, signal) => script(request, model, signal),
+    embed: async (request, model) => {
+      if (model === "mock/error-429") throw fromUpstreamStatus(up, 429, "mock/error-429 always answers 429.");
+      if (model === "mock/error-503") throw fromUpstreamStatus(up, 503, "mock/error-503 always answers 503.");
+      return mockEmbeddings(request);
+    },
+    native: { "openai-completions": (call) => textCompletion(call, (request) => script(request, call.model, call.signal), collect) },
   };
 }
 

@@ -14,7 +14,7 @@ export async function listOpenAIModels(upstream: Declared<OpenAISettings>): Prom
   const { settings } = upstream;
   const up: Upstream = { label: labelOf(upstream), url: shownUrl(settings.baseUrl), credentials: settingName(upstream, "api_key") };
   const headers = { ...upstream.headers, authorization: `Bearer ${settings.apiKey ?? "none"}`, accept: "application/json" };
-  const response = await fetch(urlOf(settings, "/models"), { headers, timeout: upstream.timeoutMs }).catch((error) => fetchFailed(up, error));
+  const response = await (upstream.fetch ?? fetch)(urlOf(settings, "/models"), { headers, timeout: upstream.timeoutMs }).catch((error) => fetchFailed(up, error));
   if (!response.ok) throw fromUpstreamStatus(up, response.status, (await response.text().catch(() => "")).slice(0, 500));
   const body = await readUpstreamJson(up, response);
   const data = isObject(body) && Array.isArray(body.data) ? body.data : [];

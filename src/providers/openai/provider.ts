@@ -5,6 +5,7 @@ import { settingName, shownUrl, type Upstream as Declared } from "../kind.ts";
 import type { NativeCall, NativeReply, Provider } from "../provider.ts";
 import { labelOf, urlOf, type OpenAISettings } from "./kind.ts";
 import { fetchError, fetchFailed, parseUpstreamJson, streamedBody, upstreamErrorText, type Upstream } from "../upstream-errors.ts";
+import { checkEmbeddings, checkTextCompletion } from "./legacy-wire.ts";
 import { checkResponse } from "./responses-wire.ts";
 import { checkCompletion, decodeReply, encodeRequest, streamDecoder } from "./wire.ts";
 
@@ -15,7 +16,7 @@ import { checkCompletion, decodeReply, encodeRequest, streamDecoder } from "./wi
  */
 export function createOpenAIProvider(upstream: Declared<OpenAISettings>): Provider {
   const { settings } = upstream;
-  const urls = { chat: urlOf(settings, "/chat/completions"), responses: urlOf(settings, "/responses") };
+  const urls = { chat: urlOf(settings, "/chat/completions"), responses: urlOf(settings, "/responses"), completions: urlOf(settings, "/completions"), embeddings: urlOf(settings, "/embeddings") };
   const up: Upstream = { label: labelOf(upstream), url: shownUrl(settings.baseUrl), credentials: settingName(upstream, "api_key") };
   // Local OpenAI-compatible servers often need no key at all.
   const headers = { ...upstream.headers, authorization: `Bearer ${settings.apiKey ?? "none"}`, "content-type": "application/json", accept: "application/json, text/event-stream" };
@@ -23,7 +24,7 @@ export function createOpenAIProvider(upstream: Declared<OpenAISettings>): Provid
   // the silences of a stream are timed by streamedBody.
   const timeout = upstream.timeoutMs;
   const post = async (body: string, signal: AbortSignal, url = urls.chat) => {
-    const response = await fetch(url, { method: "POST", body, headers, signal, timeout }).catch((error) => fetchFailed(up, error));
+    const response = await (upstream.fetch ?? fetch)(url, { method: "POST", body, headers, signal, timeout }).catch((error) => fetchFailed(up, error));
     if (!response.ok) throw upstreamErrorText(up, response.status, await response.text().catch(() => ""), response.headers.get("retry-after"));
     return response;
   };
@@ -71,6 +72,8 @@ export function createOpenAIProvider(upstream: Declared<OpenAISettings>): Provid
     native: {
       "openai-chat": passthrough(urls.chat, checkCompletion),
       "openai-responses": passthrough(urls.responses, checkResponse),
+      "openai-completions": passthrough(urls.completions, checkTextCompletion),
+      "openai-embeddings": passthrough(urls.embeddings, checkEmbeddings),
     },
   };
 }

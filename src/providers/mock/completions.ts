@@ -1,0 +1,26 @@
+import { completions } from "../../formats/completions.ts";
+import { sseText } from "../../formats/sse.ts";
+import type { ChatReply, ChatRequest, StreamEvent } from "../../ir.ts";
+import type { NativeCall, NativeReply } from "../provider.ts";
+
+/**
+ * The mock's legacy completions: its script (the prompt echoed back) in OpenAI's
+ * `text_completion` shape, as the bytes an OpenAI-compatible server would send.
+ */
+export async function textCompletion(call: NativeCall, script: (request: ChatRequest) => AsyncGenerator<StreamEvent>, collect: (events: AsyncGenerator<StreamEvent>) => Promise<ChatReply>): Promise<NativeReply> {
+  const request = completions.decodeRequest(call.json ?? JSON.parse(call.body));
+  if (!call.stream) {
+    const reply = await collect(script(request));
+    return { kind: "json", body: JSON.stringify(completions.encodeReply(reply, call.requested)), contentType: "application/json", ...(reply.usage ? { usage: reply.usage } : {}) };
+  }
+  const encoder = completions.streamEncoder(call.requested, request);
+  const bytes = new TextEncoder();
+  async function* body(): AsyncGenerator<Uint8Array> {
+    for await (const event of script(request)) {
+      const events = encoder.event(event);
+      if (events.length) yield bytes.encode(sseText(events));
+    }
+    yield bytes.encode(sseText(encoder.end()));
+  }
+  return { kind: "stream", body: body(), contentType: "text/event-stream", failure: (error) => error as Error };
+}
