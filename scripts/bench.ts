@@ -8,7 +8,7 @@ import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { rssMb } from "../test/lib/proc.ts";
 import { latency, load, median, once, total, wrk, type Load, type Target } from "./bench/measure.ts";
-import { createFleet, KEY, parleyFromSource, root } from "./bench/processes.ts";
+import { anthropicUpstream, createFleet, KEY, parleyFromSource, root } from "./bench/processes.ts";
 import { streamCheck } from "./bench/stream-check.ts";
 
 const args = process.argv.slice(2);
@@ -42,6 +42,8 @@ const bodies = {
   converse: JSON.stringify({ messages: [{ role: "user", content: [{ text: "Say hello" }] }], inferenceConfig: { maxTokens: 50 } }),
   messages: JSON.stringify({ model: CLAUDE, max_tokens: 50, messages: hello }),
   messagesStream: JSON.stringify({ model: CLAUDE, max_tokens: 50, stream: true, messages: hello }),
+  anthropicApi: JSON.stringify({ model: "claude-sonnet-4-5", max_tokens: 50, messages: hello }),
+  anthropicApiStream: JSON.stringify({ model: "claude-sonnet-4-5", max_tokens: 50, stream: true, messages: hello }),
   responsesStream: JSON.stringify({ model: "gpt-4o-mini", input: "Say hello", max_output_tokens: 50, stream: true }),
   responses: JSON.stringify({ model: "gpt-4o-mini", input: "Say hello", max_output_tokens: 50 }),
 };
@@ -76,7 +78,8 @@ const results: Record<string, unknown> = { date: new Date().toISOString(), machi
 try {
   const upstream = await fleet.startUpstream({ TTFT_MS: "20", CHUNKS: "50", GAP_MS: "2" });
   const hop = await fleet.startHop(upstream.url);
-  const parley = await fleet.startParley(parleyFromSource(true), upstream.url);
+  // The bench upstream is also declared as an `anthropic` upstream: Claude's own names go to its /v1/messages.
+  const parley = await fleet.startParley(parleyFromSource(true), upstream.url, { PARLEY_UPSTREAMS: anthropicUpstream(dir, upstream.url) });
   // --smol on and off are compared between two fresh processes: one that served every path before
   // would carry that run's heap into the comparison.
   const twin = await fleet.startParley(parleyFromSource(true), upstream.url);
@@ -117,6 +120,14 @@ try {
       label: "Anthropic client -> Bedrock Claude, POST /v1/messages, stream", kind: "conversion",
       parley: at(parley.url, "/v1/messages", bodies.messagesStream, "messages-stream", anthropicAuth),
       upstreamPath: `/model/${encodeURIComponent(CLAUDE)}/invoke-with-response-stream`, upstreamBody: bodies.invoke,
+    },
+    {
+      label: "Anthropic client -> Anthropic API, POST /v1/messages", kind: "passthrough",
+      parley: at(parley.url, "/v1/messages", bodies.anthropicApi, "anthropic-api", anthropicAuth), upstreamPath: "/v1/messages", upstreamBody: bodies.anthropicApi,
+    },
+    {
+      label: "Anthropic client -> Anthropic API, POST /v1/messages, stream", kind: "passthrough",
+      parley: at(parley.url, "/v1/messages", bodies.anthropicApiStream, "anthropic-api-stream", anthropicAuth), upstreamPath: "/v1/messages", upstreamBody: bodies.anthropicApiStream,
     },
     {
       label: "Responses passthrough, POST /v1/responses, stream", kind: "passthrough",

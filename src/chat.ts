@@ -4,9 +4,9 @@ import type { Codec, StreamEncoder } from "./formats/codec.ts";
 import type { Json } from "./formats/read.ts";
 import { guardStream, openChunks, type Chunks } from "./formats/sse.ts";
 import { usageTracker } from "./formats/usage.ts";
-import type { ChatRequest, SseEvent, StreamEvent, Usage } from "./ir.ts";
+import type { ChatRequest, InputTokens, SseEvent, StreamEvent, Usage } from "./ir.ts";
 import type { Logger } from "./log.ts";
-import type { NativeReply, Provider } from "./providers/provider.ts";
+import { takesNative, type NativeReply, type Provider } from "./providers/provider.ts";
 import type { Live } from "./providers/live.ts";
 import type { Upstream } from "./providers/kind.ts";
 import type { Target } from "./providers/routes.ts";
@@ -91,9 +91,9 @@ export function createChat({ config, upstreams, log, attachFiles }: ChatDeps) {
       // Same family with nothing to change (no alias, no files): the client's own body goes up.
       const dialect = input === output && request.fileIds.length === 0 ? input.dialect : undefined;
       const native = dialect && provider.native?.[dialect];
-      // A request only the upstream's own API serves goes up with the upstream's id (an alias, `<upstream>/<model>`) in its body.
-      const renamed = native && !provider.takesNative && route.model !== request.model && request.needsNative !== undefined;
-      if (native && (provider.takesNative ? provider.takesNative(dialect, route.model) : route.model === request.model || renamed)) {
+      if (native && takesNative(provider, dialect, route.model, request.model, request.needsNative !== undefined)) {
+        // A request only the upstream's own API serves goes up with the upstream's id (an alias, `<upstream>/<model>`) in its body.
+        const renamed = !provider.takesNative && route.model !== request.model;
         const body = renamed ? JSON.stringify({ ...call.body, model: route.model }) : call.raw;
         const nativeCall = { body, json: renamed ? undefined : call.body, model: route.model, requested, stream: request.stream, signal: call.signal, headers: call.headers };
         const reply = await firstByte(native(nativeCall).then((reply) => opened(reply, provider.label)), ms, provider.label, abandonStream);
@@ -102,7 +102,7 @@ export function createChat({ config, upstreams, log, attachFiles }: ChatDeps) {
           return { kind: "bytes", bytes: reply.body, contentType: reply.contentType };
         }
         const ending = { last: output.lastEvent, names: output.endEvents, error: (e: GatewayError) => output.streamEncoder(requested, request).error(e) };
-        const onEnd = call.onDone && ((tail: string) => done(output.usageIn?.(tail)));
+        const onEnd = call.onDone && ((tail: string) => done(withInput(output.usageIn?.(tail), reply.input?.())));
         return { kind: "stream", body: guardStream(reply.chunks, reply.first, ending, reply.failure, () => incomplete(provider.label), onBreak, onEnd), contentType: reply.contentType };
       }
       if (request.needsNative) throw invalidRequest(`${request.needsNative.reason} The upstream '${upstream.name}' is of kind ${upstream.kind}.`, `${request.needsNative.field}: not supported on a converted route`);
@@ -167,6 +167,12 @@ async function* relay(
   } finally {
     await events.return?.();
   }
+}
+
+/** A stream's usage from its last events, with the input read at its start when they left it out. */
+function withInput(usage: Usage | undefined, input: InputTokens | undefined): Usage | undefined {
+  if (!input || (usage && usage.input.total > 0)) return usage;
+  return { input, output: usage?.output ?? 0 };
 }
 
 /** A native reply, a stream's with its first chunk read. */

@@ -31,6 +31,8 @@ export interface ErrorOptions {
   retryAfter?: number;
   headers?: Record<string, string>;
   overflow?: ContextOverflow;
+  /** An Anthropic upstream's own error type (`overloaded_error`, …): an Anthropic client gets it as sent. */
+  anthropicType?: string;
 }
 
 /** Every failure a client can see. Rendered into the envelope only at the edge (server/errors.ts). */
@@ -42,6 +44,7 @@ export class GatewayError extends Error {
   readonly retryAfter?: number;
   readonly headers: Record<string, string>;
   readonly overflow?: ContextOverflow;
+  readonly anthropicType?: string;
 
   constructor(
     readonly status: number,
@@ -57,6 +60,7 @@ export class GatewayError extends Error {
     this.retryAfter = options.retryAfter;
     this.headers = options.headers ?? {};
     this.overflow = options.overflow;
+    this.anthropicType = options.anthropicType;
   }
 }
 
@@ -85,6 +89,7 @@ export type ErrorDialect = "parley" | "anthropic" | "openai";
 
 /** Anthropic's error types by status; parley's own 502/503/504 are its `api_error`. */
 function anthropicType(error: GatewayError): string {
+  if (error.anthropicType) return error.anthropicType;
   if (error.upstreamStatus === 529) return "overloaded_error";
   switch (error.status) {
     case 400:

@@ -1,5 +1,5 @@
 /**
- * `bun scripts/bench/ab.ts DIR[@no-smol]... [--path json|stream|bedrock|anthropic|converse|mock|messages|messages-stream|responses|responses-stream] [--slices 6]
+ * `bun scripts/bench/ab.ts DIR[@no-smol]... [--path json|stream|bedrock|anthropic|converse|mock|messages|messages-stream|anthropic-api|anthropic-api-stream|responses|responses-stream] [--slices 6]
  *   [--seconds 2] [--connections 32] [--no-smol]`
  * Two or more parley checkouts (each DIR holds src/cli.ts), plus the reference hop, loaded by wrk in
  * short slices taken in turn (the order rotated every slice), so every variant sees the same noise:
@@ -11,7 +11,7 @@
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { load, total, wrk, type Load, type Target } from "./measure.ts";
-import { createFleet, KEY } from "./processes.ts";
+import { anthropicUpstream, createFleet, KEY } from "./processes.ts";
 import { floorRequest, parleyRequest, PATHS } from "./profile-paths.ts";
 
 const { values, positionals } = parseArgs({
@@ -45,6 +45,7 @@ try {
     const [where, ...flags] = checkout.split("@");
     const smol = !values["no-smol"] && !flags.includes("no-smol");
     const env = Object.fromEntries(flags.filter((flag) => flag.includes("=")).map((flag) => [flag.slice(0, flag.indexOf("=")), flag.slice(flag.indexOf("=") + 1)]));
+    if (path.anthropic) env.PARLEY_UPSTREAMS ??= anthropicUpstream(dir, upstream.url);
     const parley = await fleet.startParley([process.execPath, "--no-env-file", ...(smol ? ["--smol"] : []), join(resolve(where!), "src/cli.ts")], upstream.url, env);
     const request = parleyRequest(path, KEY);
     variants.push({ name: checkout, pid: parley.proc.pid, target: { name: checkout, url: `${parley.url}${request.url}`, body: JSON.stringify(path.body), headers: request.headers } });

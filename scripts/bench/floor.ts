@@ -6,7 +6,7 @@
  * parsed for its usage, and a request id and parley's headers on the answer. On `POST /v1/messages`
  * (an Anthropic client to Bedrock Claude, JSON) it also makes the body InvokeModel's (model and stream
  * out, anthropic_version in) and signs the call with SigV4, parley's own signer being the least a
- * signature costs. No routing, fallbacks, usage records, metrics or log line: what is left between it
+ * signature costs; with a Claude name (`claude-*`) it passes the body to the Anthropic API as sent. No routing, fallbacks, usage records, metrics or log line: what is left between it
  * and parley is parley's own structure.
  */
 import { timingSafeEqual } from "node:crypto";
@@ -30,14 +30,26 @@ function firstByte(call: Promise<Response>): Promise<Response> {
   });
 }
 
-/** An Anthropic client's JSON call, as Bedrock's InvokeModel takes it. */
+/** An Anthropic client's JSON call, as Bedrock's InvokeModel takes it; Claude's own names as the Anthropic API takes them. */
 async function messages(request: Request): Promise<Response> {
   if (!keyOk(request.headers.get("x-api-key"))) return new Response(null, { status: 401 });
-  const { model, stream: _stream, ...rest } = JSON.parse(await request.text()) as { model: string; stream?: boolean };
+  const raw = await request.text();
+  const { model, stream: _stream, ...rest } = JSON.parse(raw) as { model: string; stream?: boolean };
+  if (model.startsWith("claude-")) return anthropicApi(request, raw, model);
   const body = JSON.stringify({ anthropic_version: "bedrock-2023-05-31", ...rest });
   const path = `/model/${encodeURIComponent(model)}/invoke`;
   const headers = sign(host, path, "application/json", body, credentials);
   const response = await firstByte(fetch(`${upstream}${path}`, { method: "POST", body, signal: request.signal, timeout: FIRST_BYTE_MS, headers }));
+  const text = await response.text();
+  void (JSON.parse(text) as { usage?: { input_tokens?: number } }).usage?.input_tokens;
+  const id = crypto.randomUUID();
+  return new Response(text, { headers: { "content-type": "application/json", "x-request-id": id, "request-id": id, "x-parley-model": model, "x-parley-attempts": "1" } });
+}
+
+/** The Anthropic API, same family: the body as sent with its key and version, the reply read for its usage. */
+async function anthropicApi(request: Request, body: string, model: string): Promise<Response> {
+  const headers = { "content-type": "application/json", "x-api-key": "sk-ant-bench", "anthropic-version": "2023-06-01" };
+  const response = await firstByte(fetch(`${upstream}/v1/messages`, { method: "POST", body, signal: request.signal, timeout: FIRST_BYTE_MS, headers }));
   const text = await response.text();
   void (JSON.parse(text) as { usage?: { input_tokens?: number } }).usage?.input_tokens;
   const id = crypto.randomUUID();

@@ -8,7 +8,7 @@
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { latency, load, type Target } from "./measure.ts";
-import { createFleet, KEY, root } from "./processes.ts";
+import { anthropicUpstream, createFleet, KEY, root } from "./processes.ts";
 import { floorRequest, parleyRequest, PATHS } from "./profile-paths.ts";
 
 const { values, positionals } = parseArgs({
@@ -36,6 +36,8 @@ try {
     // `DIR@KEY=VALUE` adds to that server's environment, as in ab.ts.
     const [where, ...flags] = checkout.split("@");
     const env = Object.fromEntries(flags.map((flag) => [flag.slice(0, flag.indexOf("=")), flag.slice(flag.indexOf("=") + 1)]));
+    // A path on the Anthropic API needs an `anthropic` upstream (a checkout without the kind refuses the file).
+    if (values.path!.split(",").some((name) => PATHS[name]?.anthropic)) env.PARLEY_UPSTREAMS ??= anthropicUpstream(fleet.dir, upstream.url);
     servers.push({ name: checkout, floor: false, ...(await fleet.startParley([process.execPath, "--no-env-file", "--smol", join(resolve(where!), "src/cli.ts")], upstream.url, env)) });
   }
   for (const name of values.path!.split(",")) {

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
@@ -75,6 +75,13 @@ async function waitHealthy(url: string) {
     await Bun.sleep(2);
   }
   throw new Error(`${url} never became healthy`);
+}
+
+/** A parley.toml in `dir` declaring the bench upstream as an `anthropic` upstream too; its path, for PARLEY_UPSTREAMS. */
+export function anthropicUpstream(dir: string, upstream: string): string {
+  const file = join(dir, "parley.toml");
+  writeFileSync(file, `[upstreams.anthropic]\nkind = "anthropic"\napi_key = "sk-ant-bench"\nbase_url = "${upstream}"\n`);
+  return file;
 }
 
 export const parleyFromSource = (smol: boolean) => [process.execPath, "--no-env-file", ...(smol ? ["--smol"] : []), join(root, "src/cli.ts")];

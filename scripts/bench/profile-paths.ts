@@ -16,6 +16,8 @@ export interface BenchPath {
   body: object;
   upstreamPath: string;
   upstreamBody?: object;
+  /** It needs an `anthropic` upstream (a parley.toml: see `anthropicUpstream` in processes.ts). */
+  anthropic?: boolean;
 }
 
 export const PATHS: Record<string, BenchPath> = {
@@ -37,6 +39,9 @@ export const PATHS: Record<string, BenchPath> = {
     ...anthropicClient, body: { model: CLAUDE, max_tokens: 50, stream: true, messages: hello },
     upstreamPath: `/model/${encodeURIComponent(CLAUDE)}/invoke-with-response-stream`, upstreamBody: claudeInvoke,
   },
+  // Same family on the Anthropic API: the body and the reply passed through.
+  "anthropic-api": { ...anthropicClient, anthropic: true, body: { model: "claude-sonnet-4-5", max_tokens: 50, messages: hello }, upstreamPath: "/v1/messages" },
+  "anthropic-api-stream": { ...anthropicClient, anthropic: true, body: { model: "claude-sonnet-4-5", max_tokens: 50, stream: true, messages: hello }, upstreamPath: "/v1/messages" },
   responses: { endpoint: "/v1/responses", body: { model: "gpt-4o-mini", input: "Say hello" }, upstreamPath: "/v1/responses" },
   "responses-stream": { endpoint: "/v1/responses", body: { model: "gpt-4o-mini", stream: true, input: "Say hello" }, upstreamPath: "/v1/responses" },
 };

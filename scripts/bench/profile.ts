@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { rssMb } from "../../test/lib/proc.ts";
 import { load, wrk, type Target } from "./measure.ts";
-import { createFleet, KEY, root } from "./processes.ts";
+import { anthropicUpstream, createFleet, KEY, root } from "./processes.ts";
 import { parleyRequest, PATHS } from "./profile-paths.ts";
 
 const { values } = parseArgs({
@@ -40,7 +40,7 @@ try {
   const upstream = await fleet.startUpstream();
   const server = values.hop
     ? await fleet.startHop(upstream.url, [process.execPath, ...smol, ...prof])
-    : await fleet.startParley([process.execPath, "--no-env-file", ...smol, ...prof, join(root, "src/cli.ts")], upstream.url);
+    : await fleet.startParley([process.execPath, "--no-env-file", ...smol, ...prof, join(root, "src/cli.ts")], upstream.url, path.anthropic ? { PARLEY_UPSTREAMS: anthropicUpstream(fleet.dir, upstream.url) } : {});
   const target: Target = values.hop
     ? { name: "hop", url: `${server.url}${path.upstreamPath}`, body: JSON.stringify(path.upstreamBody ?? path.body), headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" } }
     : { name: "parley", url: `${server.url}${parleyRequest(path, KEY).url}`, body: JSON.stringify(path.body), headers: parleyRequest(path, KEY).headers };

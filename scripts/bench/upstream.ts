@@ -1,6 +1,6 @@
 /**
  * The benchmark's upstream: OpenAI chat completions and responses, Bedrock InvokeModel(+WithResponseStream)
- * and Converse on one port, as cheap as a server can be: replies are serialised once, stream frames
+ * and Converse, and the Anthropic API's Messages on one port, as cheap as a server can be: replies are serialised once, stream frames
  * encoded once. Streams are paced (TTFT_MS before the first chunk, GAP_MS between chunks) when the
  * request body mentions "-paced" (a model id such as gpt-4o-mini-paced); otherwise every chunk is
  * sent as soon as the reader asks, which is what a throughput run wants.
@@ -68,6 +68,20 @@ const bedrockFrames = [
   frame({ type: "message_stop" }),
 ];
 
+const anthropicMessage = JSON.stringify({
+  id: "msg_bench", type: "message", role: "assistant", model: "claude-sonnet-4-5", content: [{ type: "text", text: "Hello from the bench upstream." }],
+  stop_reason: "end_turn", stop_sequence: null, usage: { input_tokens: 12, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 7 },
+});
+const sse = (event: { type: string }) => encoder.encode(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+const anthropicFrames = [
+  sse({ type: "message_start", message: { id: "msg_bench", type: "message", role: "assistant", model: "claude-sonnet-4-5", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 12, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 1 } } } as { type: string }),
+  sse({ type: "content_block_start", index: 0, content_block: { type: "text", text: "" } } as { type: string }),
+  ...Array.from({ length: CHUNKS }, (_, i) => sse({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: `tok${i} ` } } as { type: string })),
+  sse({ type: "content_block_stop", index: 0 } as { type: string }),
+  sse({ type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: CHUNKS } } as { type: string }),
+  sse({ type: "message_stop" }),
+];
+
 const converse = JSON.stringify({
   output: { message: { role: "assistant", content: [{ text: "Hello from the bench upstream." }] } },
   stopReason: "end_turn", usage: { inputTokens: 12, outputTokens: 7, totalTokens: 19 }, metrics: { latencyMs: 1 },
@@ -96,6 +110,7 @@ const server = Bun.serve({
     const body = await request.text();
     const slow = body.includes("-paced");
     const stream = body.includes('"stream":true');
+    if (path === "/v1/messages") return stream ? paced(anthropicFrames, "text/event-stream", slow) : json(anthropicMessage);
     if (path.endsWith("/chat/completions")) return stream ? paced(sseFrames, "text/event-stream", slow) : json(completion);
     if (path.endsWith("/responses")) return stream ? paced(responseFrames, "text/event-stream", slow) : json(response);
     if (path.endsWith("/invoke")) return json(anthropic);

@@ -2,13 +2,15 @@
  * Claude Code against parley: installs `@anthropic-ai/claude-code` from npm into a temporary
  * directory (or uses CLAUDE_BIN), starts parley on the fake upstreams, runs `claude -p "say hi"`
  * with ANTHROPIC_BASE_URL pointed at it and checks the reply: once to Bedrock Claude (lossless), once
- * to an OpenAI model through the IR; then `--model mock/tools`, whose tool call Claude Code runs and
+ * to an OpenAI model through the IR; to the Anthropic API (lossless), and to it overloaded (every
+ * call a 529) so that Bedrock answers; then `--model mock/tools`, whose tool call Claude Code runs and
  * whose answer to the result must end the turn (it once looped ~1,100 requests a minute). Prints every call Claude Code made
  * (method, path, model, anthropic-beta), so a new release's habits show. Exits 1 on a failed check.
  */
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { startClaudeGateway } from "../../test/lib/claude-gateway.ts";
 import { startGateway, TEST_KEY } from "../../test/lib/gateway.ts";
 
 // The dist-tag, not the bare name: npm 11 on Node 20 resolves a bare name to the newest release whose
@@ -33,12 +35,17 @@ console.log(`claude ${version}`);
 // name aliased to an OpenAI model, as a user who points it at GPT or a local model does.
 await route("Bedrock Claude", {}, "Hello from Claude");
 await route("an OpenAI model", { MODEL_ALIASES: "claude-opus-5-5=gpt-4o,claude-sonnet-4-5=gpt-4o,claude-haiku-4-5=gpt-4o" }, "Hello from OpenAI");
+await route("the Anthropic API", {}, "Hello from Anthropic", [], "anthropic");
+await route("the Anthropic API overloaded, failing over to Bedrock", {}, "Hello from Claude", [], "overloaded");
 await route("the mock's tool call", {}, "returned:", ["--model", "mock/tools"]);
 process.exit(failures === 0 ? 0 : 1);
 
-async function route(name: string, env: Record<string, string>, expected: string, args: string[] = []) {
+/** `anthropic`: an Anthropic upstream first (parley.toml), Bedrock after it; `overloaded`: it answers every call with 529. */
+async function route(name: string, env: Record<string, string>, expected: string, args: string[] = [], anthropic?: "anthropic" | "overloaded") {
   console.log(`\n== Claude Code to ${name}`);
-  const gateway = await startGateway({ UPSTREAM_RETRIES: "0", ...env });
+  const claude = anthropic ? await startClaudeGateway({ UPSTREAM_RETRIES: "0", ...env }) : undefined;
+  const gateway = claude ?? (await startGateway({ UPSTREAM_RETRIES: "0", ...env }));
+  if (anthropic === "overloaded") claude!.anthropic.outage.script = { kind: "error", status: 529, type: "overloaded_error", message: "Overloaded" };
   const calls: string[] = [];
   const server = Bun.serve({
     hostname: "127.0.0.1",
@@ -88,21 +95,26 @@ async function route(name: string, env: Record<string, string>, expected: string
     // mock/tools: a tool call, its result answered with text, and the turn ends (a few side calls besides).
     check("the turn ended after a tool round trip", messageCalls <= 10, `${messageCalls} Messages calls`);
     server.stop(true);
-    await gateway.stop();
+    await (claude ?? gateway).stop();
     return;
   }
   const upstream = [
+    ...(anthropic === "anthropic" ? claude!.anthropic.received.filter((r) => r.path === "/v1/messages").map(({ body, headers }) => ({ to: `Anthropic ${body.model}`, body: { ...body, anthropic_beta: headers.get("anthropic-beta")?.split(",") } as Record<string, any> })) : []),
     ...gateway.bedrock.received.filter((r) => r.action !== "count-tokens").map(({ action, modelId, body }) => ({ to: `Bedrock ${action} ${modelId}`, body })),
     ...gateway.openai.received.filter((r) => r.path.endsWith("/chat/completions")).map(({ body }) => ({ to: `OpenAI ${body.model}`, body })),
   ];
   check(`every Messages call reached ${name}`, upstream.length >= messageCalls, `${upstream.length} of ${messageCalls}`);
+  if (anthropic === "overloaded") {
+    const overloaded = claude!.anthropic.received.filter((r) => r.path === "/v1/messages").length;
+    check("each Messages call tried Anthropic first", overloaded >= messageCalls, `${overloaded} of ${messageCalls}`);
+  }
   for (const { to, body } of upstream) {
     const roles = Array.isArray(body.messages) ? body.messages.map((m: { role: string }) => m.role).join(",") : "-";
     const tools = Array.isArray(body.tools) ? body.tools.length : 0;
     console.log(`${to} got fields ${Object.keys(body).join(", ")}; roles ${roles}; ${tools} tools; anthropic_beta ${JSON.stringify(body.anthropic_beta ?? [])}`);
   }
   server.stop(true);
-  await gateway.stop();
+  await (claude ?? gateway).stop();
 }
 
 /** npm install into a temporary directory; the platform's native binary comes as an optional dependency. */

@@ -1,8 +1,9 @@
 import { textOf, type ChatReply, type ChatRequest, type Finish, type SseEvent } from "../ir.ts";
 import { randomId, type Codec, type StreamEncoder } from "./codec.ts";
-import { usageIn } from "./openai-chat.ts";
+import { usageIn } from "../wire/openai-chat/usage.ts";
 import { isObject, optionalBoolean, optionalString, type Json } from "./read.ts";
-import { toOpenAIChat, usageTracker } from "./usage.ts";
+import { toOpenAIChat } from "../wire/openai-chat/usage.ts";
+import { usageTracker } from "./usage.ts";
 
 /**
  * OpenAI's legacy completions (`POST /v1/completions`, contract 18): `prompt` and `suffix` for

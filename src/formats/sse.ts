@@ -1,3 +1,4 @@
+import { lastIndexOf, utf8Slice } from "../bytes.ts";
 import { GatewayError } from "../errors.ts";
 import type { SseEvent } from "../ir.ts";
 
@@ -255,11 +256,4 @@ function joined(newestFirst: string[], oldest: string): string {
   return text;
 }
 
-/**
- * Buffer's byte search and decoders, called on plain Uint8Arrays: a Buffer view of a chunk
- * (`Buffer.from(chunk.buffer, …)`) or a `subarray` of it first gives the chunk an ArrayBuffer
- * object, which cost ~300 ns a chunk.
- */
-const { lastIndexOf } = Buffer.prototype;
-const { utf8Slice } = Buffer.prototype as unknown as Record<"utf8Slice", (this: Uint8Array, start: number, end: number) => string>;
 const BLANK = Buffer.from("\n\n");

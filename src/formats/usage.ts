@@ -1,60 +1,12 @@
-import { uncachedInput, type InputTokens, type Usage } from "../ir.ts";
-import { isObject, numberOr, type Json } from "./read.ts";
+import type { InputTokens, Usage } from "../ir.ts";
 
 /**
- * Each dialect's usage object, read into the IR's `Usage` and written from it. The dialects count
- * the prompt cache two ways: OpenAI's prompt tokens include the cached ones and say how many were;
- * Anthropic's and Bedrock's input tokens leave the cache out and count it beside.
+ * The IR's usage as a stream reports it. Each dialect reads and writes its own usage object in its
+ * wire module (usage.ts in each folder of src/wire/): OpenAI's prompt tokens include the cached ones and say how
+ * many were; Anthropic's and Bedrock's input tokens leave the cache out and count it beside.
  */
 
-const count = (value: unknown) => numberOr(value) ?? 0;
 export const NO_INPUT: InputTokens = { total: 0, cacheRead: 0, cacheWrite: 0 };
-
-/** Anthropic Messages (and Claude on Bedrock): `input_tokens` counts beside the cache. */
-export function fromAnthropic(u: Json): Usage {
-  const cacheRead = count(u.cache_read_input_tokens);
-  const cacheWrite = count(u.cache_creation_input_tokens);
-  return { input: { total: count(u.input_tokens) + cacheRead + cacheWrite, cacheRead, cacheWrite }, output: count(u.output_tokens) };
-}
-
-export function toAnthropic(usage: Partial<Usage> | undefined): Json {
-  const input = usage?.input ?? NO_INPUT;
-  return { input_tokens: uncachedInput(input), cache_creation_input_tokens: input.cacheWrite, cache_read_input_tokens: input.cacheRead, output_tokens: usage?.output ?? 0 };
-}
-
-/** Bedrock's `amazon-bedrock-invocationMetrics` (a stream's last chunk): the cache counted beside the input, as Anthropic does. */
-export function fromInvocationMetrics(m: Json): Usage {
-  const cacheRead = count(m.cacheReadInputTokenCount);
-  const cacheWrite = count(m.cacheWriteInputTokenCount);
-  return { input: { total: count(m.inputTokenCount) + cacheRead + cacheWrite, cacheRead, cacheWrite }, output: count(m.outputTokenCount) };
-}
-
-/** Chat Completions: `prompt_tokens` includes `cached_tokens` (and the `cache_write_tokens` some compatible servers report). */
-export function fromOpenAIChat(u: unknown): Usage | undefined {
-  if (!isObject(u)) return undefined;
-  const details = isObject(u.prompt_tokens_details) ? u.prompt_tokens_details : {};
-  return { input: { total: count(u.prompt_tokens), cacheRead: count(details.cached_tokens), cacheWrite: count(details.cache_write_tokens) }, output: count(u.completion_tokens) };
-}
-
-export const toOpenAIChat = ({ input, output }: Usage) => ({
-  prompt_tokens: input.total, completion_tokens: output, total_tokens: input.total + output,
-  ...(input.cacheRead ? { prompt_tokens_details: { cached_tokens: input.cacheRead } } : {}),
-});
-
-/** The Responses API: `input_tokens` includes the cached tokens, as Chat Completions' prompt tokens do. */
-export function fromResponses(u: unknown): Usage | undefined {
-  if (!isObject(u)) return undefined;
-  const details = isObject(u.input_tokens_details) ? u.input_tokens_details : {};
-  return { input: { total: count(u.input_tokens), cacheRead: count(details.cached_tokens), cacheWrite: count(details.cache_write_tokens) }, output: count(u.output_tokens) };
-}
-
-export const toResponses = ({ input, output }: Usage) => ({
-  input_tokens: input.total,
-  input_tokens_details: { cached_tokens: input.cacheRead, cache_write_tokens: input.cacheWrite },
-  output_tokens: output,
-  output_tokens_details: { reasoning_tokens: 0 },
-  total_tokens: input.total + output,
-});
 
 /** Usage as it trickles in over a stream: the input at the start or the end, the output at the end. */
 export function usageTracker() {

@@ -71,5 +71,12 @@ export function anthropicProfile(name: string, region: string | undefined): stri
   return /^claude-[a-z0-9][a-z0-9.-]*$/.test(name) ? `${geo}.anthropic.${name}` : undefined;
 }
 
-/** The foundation-model id inside a profile id (`us.anthropic.x` -> `anthropic.x`); other ids as they are. */
-export const foundationModel = (id: string) => id.replace(/^(us|eu|apac|global|us-gov|jp|au|ca)\.(?=anthropic\.)/, "");
+/** The geographies of Bedrock's cross-region inference profiles, as their ids begin (`us.`, `apac.`, …). */
+export const GEOS = "us|eu|apac|global|us-gov|jp|au|ca";
+const GEO_PREFIX = new RegExp(`^(${GEOS})\\.`);
+
+/** A profile id without its geography (`us.meta.x` -> `meta.x`); other ids as they are. */
+export const unprefixed = (id: string) => id.replace(GEO_PREFIX, "");
+
+/** The foundation-model id inside a Claude profile id (`us.anthropic.x` -> `anthropic.x`); other ids as they are. */
+export const foundationModel = (id: string) => (GEO_PREFIX.test(id) && unprefixed(id).startsWith("anthropic.") ? unprefixed(id) : id);

@@ -2,7 +2,7 @@ import type { ListedModel } from "./openai/models.ts";
 import type { Provider } from "./provider.ts";
 
 /** The kinds of upstream parley can call; each is one folder under src/providers/ and one line in kinds.ts. */
-export type KindName = "openai" | "bedrock" | "mock";
+export type KindName = "openai" | "bedrock" | "anthropic" | "mock";
 
 /** How a value in an upstream's table of parley.toml is checked. */
 export type KeyType = "string" | "boolean" | "integer" | "strings" | "table";

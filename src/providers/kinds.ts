@@ -1,3 +1,4 @@
+import { anthropicKind } from "./anthropic/kind.ts";
 import { bedrockKind } from "./bedrock/kind.ts";
 import type { Kind, KindName } from "./kind.ts";
 import { mockKind } from "./mock/kind.ts";
@@ -7,6 +8,7 @@ import { openaiKind } from "./openai/kind.ts";
 export const KINDS: Record<KindName, Kind> = {
   openai: openaiKind,
   bedrock: bedrockKind,
+  anthropic: anthropicKind,
   mock: mockKind,
 };
 

@@ -1,6 +1,6 @@
 import type { Json } from "../formats/read.ts";
 import type { ByteSource } from "../formats/sse.ts";
-import type { ChatReply, ChatRequest, EmbeddingRequest, Embeddings, StreamEvent, Usage } from "../ir.ts";
+import type { ChatReply, ChatRequest, EmbeddingRequest, Embeddings, InputTokens, StreamEvent, Usage } from "../ir.ts";
 
 /** A client dialect a provider may take in its own wire format, with no conversion. */
 export type Dialect = "openai-chat" | "openai-responses" | "anthropic-messages" | "openai-completions" | "openai-embeddings";
@@ -30,7 +30,11 @@ export type NativeReply =
    * `body`: the upstream's body, or the provider's own reader of it (no stream of its own between);
    * `failure` tells what an error reading it means (a dropped connection, silence).
    */
-  | { kind: "stream"; body: ByteSource; contentType: string; failure: (error: unknown) => Error };
+  | {
+      kind: "stream"; body: ByteSource; contentType: string; failure: (error: unknown) => Error;
+      /** The input's tokens, read at the stream's start, for a dialect whose last events leave them out (Anthropic's). */
+      input?: () => InputTokens | undefined;
+    };
 
 /** A provider turns the internal request into its wire call, and the answer back into IR. */
 export interface Provider {
@@ -53,4 +57,13 @@ export interface Provider {
   embed?(request: EmbeddingRequest, model: string, signal: AbortSignal): Promise<Embeddings>;
   /** Token counts the upstream itself gives, for a request in a client dialect (the body as sent). */
   countTokens?: Partial<Record<Dialect, (call: NativeCall) => Promise<number>>>;
+}
+
+/**
+ * Whether the client's own body goes up to `provider` as `model`: the one decision for chat and
+ * count_tokens. A provider that does not say takes it as the client named the model, or, for a
+ * request only its own API serves (`onlyNative`), under another id (the caller writes it in).
+ */
+export function takesNative(provider: Provider, dialect: Dialect, model: string, asked: string | undefined, onlyNative = false): boolean {
+  return provider.takesNative ? provider.takesNative(dialect, model) : model === asked || onlyNative;
 }

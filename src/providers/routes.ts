@@ -112,13 +112,11 @@ export function createRouter({ upstreams, routes, modelAliases, modelRoutes }: R
     const listing = known.upstreamsOf(model);
     // A reload may have added a lister this (older) configuration does not have.
     const listed = listing.length ? listing.flatMap((name) => byName.get(name) ?? []) : [];
-    if (listed.length) {
-      trace?.step("the upstreams that list the id");
-      return to(requested, listed, model);
-    }
-    if (model.startsWith("claude-") && claude.length) {
-      trace?.step("claude-* to the Claude upstreams");
-      return to(requested, serving(claude, model), model);
+    // A Claude name Anthropic's API lists still fails over to Bedrock, which lists it by another id.
+    const claudes = model.startsWith("claude-") && listed.every((u) => KINDS[u.kind].claude !== undefined) ? serving(claude, model).filter((u) => !listed.includes(u)) : [];
+    if (listed.length || claudes.length) {
+      trace?.step(listed.length ? "the upstreams that list the id" : "claude-* to the Claude upstreams");
+      return to(requested, [...listed, ...claudes], model);
     }
     const matched = builtIn.find(({ pattern }) => pattern.test(model));
     if (matched) {

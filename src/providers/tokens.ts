@@ -2,8 +2,9 @@ import type { Config } from "../config.ts";
 import { GatewayError } from "../errors.ts";
 import type { ChatRequest } from "../ir.ts";
 import { estimateTokens, loadTokenizer } from "./estimate.ts";
-import type { Dialect } from "./provider.ts";
+import { takesNative, type Dialect } from "./provider.ts";
 import type { Live } from "./live.ts";
+import { ordered } from "./routes.ts";
 
 export interface CountCall {
   request: ChatRequest;
@@ -18,8 +19,10 @@ export interface CountCall {
 }
 
 /**
- * Token counts: the upstream's own where its provider can count the client's body (Bedrock Claude's
- * CountTokens), else, or when that fails, the tokenizer estimate (`estimate: true`).
+ * Token counts: the upstream's own where its provider can count the client's body (the Anthropic
+ * API's count_tokens, Bedrock Claude's CountTokens), trying the route's targets in order while each
+ * can (Anthropic overloaded: Bedrock counts); else, or when none could, the tokenizer estimate
+ * (`estimate: true`).
  */
 export function createTokenCounter(config: Pick<Config, "defaultModel">, upstreams: Live) {
   return async function count({ request, raw, dialect, headers, signal, key, endpoint }: CountCall): Promise<{ tokens: number; estimate: boolean }> {
@@ -27,12 +30,13 @@ export function createTokenCounter(config: Pick<Config, "defaultModel">, upstrea
     const requested = request.model ?? config.defaultModel;
     // Counted where the request itself would go.
     if (router.countsTokens) await loadTokenizer();
-    const route = requested ? router(requested, { request, headers, key, endpoint }).targets[0] : undefined;
-    const provider = route ? await providers(route.upstream).catch(() => undefined) : undefined;
-    const counter = provider?.countTokens?.[dialect];
-    if (route && provider && counter && (provider.takesNative?.(dialect, route.model) ?? true)) {
+    const targets = requested ? ordered(router(requested, { request, headers, key, endpoint }), upstreams.cooldowns.cooling) : [];
+    for (const target of targets) {
+      const provider = await providers(target.upstream).catch(() => undefined);
+      const counter = provider?.countTokens?.[dialect];
+      if (!provider || !counter || !takesNative(provider, dialect, target.model, request.model, request.needsNative !== undefined)) break;
       try {
-        return { tokens: await counter({ body: raw, model: route.model, requested: requested!, stream: false, signal, headers }), estimate: false };
+        return { tokens: await counter({ body: raw, model: target.model, requested: requested!, stream: false, signal, headers }), estimate: false };
       } catch (error) {
         if (signal.aborted) throw error;
         if (!(error instanceof GatewayError)) throw error;

@@ -3,9 +3,11 @@ import { startFakeOpenAI } from "./fake-openai.ts";
 import { testApp, TEST_KEY } from "./app.ts";
 
 /** parley wired to a fake OpenAI and a fake Bedrock, both real local HTTP servers. */
-export async function startGateway(env: Record<string, string> = {}) {
+export async function startGateway(env: Record<string, string> = {}, before?: (bedrockUrl: string) => void) {
   const openai = await startFakeOpenAI();
   const bedrock = await startFakeBedrock();
+  // Files that name the fakes' ports are written before the configuration is read.
+  before?.(bedrock.url);
   const gateway = testApp({
     ALPHA_API_KEY: "sk-upstream-openai-key",
     ALPHA_BASE_URL: openai.url,

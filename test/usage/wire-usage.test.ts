@@ -1,5 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { fromAnthropic, fromInvocationMetrics, fromOpenAIChat, fromResponses, toAnthropic, toOpenAIChat, toResponses } from "../../src/formats/usage.ts";
+import { fromResponses, toResponses } from "../../src/wire/responses/usage.ts";
+import { fromOpenAIChat, toOpenAIChat } from "../../src/wire/openai-chat/usage.ts";
+import { fromAnthropic, fromInvocationMetrics, toAnthropic } from "../../src/wire/anthropic/usage.ts";
 
 /**
  * One prompt of 1,210 tokens, 1,000 of them read from the cache and 200 written to it, and 5

@@ -1,4 +1,5 @@
 import { isObject, stringOr } from "../../formats/read.ts";
+import { unprefixed } from "../anthropic-models.ts";
 import { fetchFailed, readUpstreamJson, type Upstream } from "../upstream-errors.ts";
 import type { Upstream as Declared } from "../kind.ts";
 import { bedrockAuth } from "./auth.ts";
@@ -82,6 +83,6 @@ export function controlEndpoint({ region, controlEndpointUrl }: Pick<BedrockSett
 
 /** `us.anthropic.claude-…` -> anthropic; the provider's own name when the id says nothing. */
 function vendorOf(id: string, providerName?: string): string {
-  const unprefixed = id.replace(/^(us|eu|apac|global|us-gov|jp|au|ca)\./, "");
-  return unprefixed.includes(".") ? unprefixed.split(".")[0]! : (providerName?.toLowerCase() ?? "aws");
+  const bare = unprefixed(id);
+  return bare.includes(".") ? bare.split(".")[0]! : (providerName?.toLowerCase() ?? "aws");
 }

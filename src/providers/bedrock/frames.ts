@@ -1,4 +1,5 @@
 import { badShape, type Upstream } from "../upstream-errors.ts";
+import { utf8Slice } from "../../bytes.ts";
 
 /** An AWS event-stream message: at least prelude and message CRC, at most 16 MiB (AWS's limit). */
 const MIN_FRAME = 16;
@@ -136,6 +137,3 @@ function valueText(bytes: Uint8Array, start: number, end: number): string {
 const FIXED_SIZE = [0, 0, 1, 2, 4, 8, undefined, undefined, 8, 16] as const;
 
 const uint32 = (bytes: Uint8Array, at: number) => ((bytes[at]! << 24) | (bytes[at + 1]! << 16) | (bytes[at + 2]! << 8) | bytes[at + 3]!) >>> 0;
-
-/** Buffer's decoder, called on plain Uint8Arrays (no Buffer view, no subarray: see Span). */
-export const { utf8Slice } = Buffer.prototype as unknown as Record<"utf8Slice", (this: Uint8Array, start: number, end: number) => string>;

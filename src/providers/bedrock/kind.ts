@@ -1,5 +1,5 @@
 import { credentialKind, type AwsSettings } from "../../aws.ts";
-import { anthropicProfile } from "../anthropic-models.ts";
+import { anthropicProfile, GEOS } from "../anthropic-models.ts";
 import type { Kind, Upstream } from "../kind.ts";
 
 export interface BedrockSettings extends AwsSettings {
@@ -13,7 +13,6 @@ export interface BedrockSettings extends AwsSettings {
 }
 
 const VENDORS = "anthropic|amazon|ai21|cohere|meta|mistral|deepseek|qwen|openai|writer";
-const GEOS = "us|eu|apac|global|us-gov|jp|au|ca";
 
 /** AWS Bedrock Runtime: one account (credentials) in one region. */
 export const bedrockKind: Kind<BedrockSettings> = {

@@ -3,7 +3,7 @@ import { isObject, numberOr } from "../../formats/read.ts";
 import { foundationModel } from "../anthropic-models.ts";
 import type { NativeCall, NativeReply } from "../provider.ts";
 import { badShape, fetchError, fetchFailed, parseUpstreamJson } from "../upstream-errors.ts";
-import { checkMessage } from "./anthropic.ts";
+import { checkMessage, renamed } from "../../wire/anthropic/reply.ts";
 import { bedrockBetas } from "./betas.ts";
 import { relay } from "./relay.ts";
 import type { BedrockTransport } from "./transport.ts";
@@ -13,7 +13,7 @@ import type { BedrockTransport } from "./transport.ts";
  * edits InvokeModel needs, and the answer comes back as Bedrock sent it (a stream event by event).
  */
 
-const BEDROCK_ANTHROPIC_VERSION = "bedrock-2023-05-31";
+export const BEDROCK_ANTHROPIC_VERSION = "bedrock-2023-05-31";
 
 /**
  * The client's body for InvokeModel: model and stream out (the path says them), version and betas
@@ -77,7 +77,7 @@ export function createAnthropicNative(override: string[] | undefined, { up, post
         const text = await response.text().catch((error) => fetchFailed(up, error, true));
         const reply = parseUpstreamJson(up, text);
         const usage = checkMessage(reply, up);
-        return { kind: "json", body: renamedReply(text, reply as Record<string, unknown>, requested), contentType: "application/json", ...(usage ? { usage } : {}) };
+        return { kind: "json", body: renamed(text, reply as Record<string, unknown>, requested), contentType: "application/json", ...(usage ? { usage } : {}) };
       }
       const response = await post(model, "invoke-with-response-stream", body, signal);
       return { kind: "stream", body: relay(up, chunks(response), requested), contentType: "text/event-stream", failure: (error) => verbatim(fetchError(up, error, true)) as Error };
@@ -102,20 +102,4 @@ export function createAnthropicNative(override: string[] | undefined, { up, post
   }
 
   return { messages, countTokens };
-}
-
-/**
- * The reply names the model the client asked for; everything else is Bedrock's, byte for byte.
- * Bedrock writes `"model":"…"` among the first keys: that text is replaced in place, and the whole
- * reply is written anew only when the key is not found where it can only be the top level's.
- */
-function renamedReply(text: string, reply: Record<string, unknown>, requested: string): string {
-  const at = text.indexOf('"model":');
-  const before = at > 0 ? text.slice(0, at) : "";
-  const value = JSON.stringify(reply.model);
-  // Before it only the opening brace and flat keys: no nested object or list.
-  if (at > 0 && typeof reply.model === "string" && before.lastIndexOf("{") === 0 && !before.includes("[") && text.startsWith(value, at + 8)) {
-    return `${before}"model":${JSON.stringify(requested)}${text.slice(at + 8 + value.length)}`;
-  }
-  return JSON.stringify({ ...reply, model: requested });
 }

@@ -4,12 +4,16 @@ import type { Upstream as Declared } from "../kind.ts";
 import type { Provider } from "../provider.ts";
 import type { BedrockSettings } from "./kind.ts";
 import { parseUpstreamJson, type Upstream } from "../upstream-errors.ts";
-import * as anthropic from "./anthropic.ts";
+import { decodeReply as decodeClaude } from "../../wire/anthropic/reply.ts";
+import { encodeRequest as encodeClaude } from "../../wire/anthropic/encode-request.ts";
+import { streamDecoder as claudeStream } from "../../wire/anthropic/stream.ts";
 import { createBedrockControl } from "./control.ts";
 import { createBedrockEmbeddings } from "./embeddings.ts";
-import { converseStreamDecoder, decodeConverse, encodeConverse } from "./converse.ts";
-import * as titan from "./titan.ts";
-import { createAnthropicNative } from "./native.ts";
+import { converseStreamDecoder, decodeConverse, encodeConverse } from "../../wire/converse/converse.ts";
+import * as titanReply from "../../wire/titan/reply.ts";
+import * as titanRequest from "../../wire/titan/request.ts";
+import * as titanStream from "../../wire/titan/stream.ts";
+import { BEDROCK_ANTHROPIC_VERSION, createAnthropicNative } from "./native.ts";
 import { createBedrockTransport } from "./transport.ts";
 
 /** Which wire body a Bedrock model id takes: Anthropic and Titan natively, the rest through Converse. */
@@ -31,8 +35,8 @@ interface InvokeBody {
 }
 
 const INVOKE: Record<"anthropic" | "titan", InvokeBody> = {
-  anthropic: { encode: anthropic.encodeRequest, decode: anthropic.decodeReply, decoder: anthropic.streamDecoder },
-  titan: { encode: titan.encodeRequest, decode: titan.decodeReply, decoder: titan.streamDecoder },
+  anthropic: { encode: (request) => ({ anthropic_version: BEDROCK_ANTHROPIC_VERSION, ...encodeClaude(request, "AWS Bedrock") }), decode: decodeClaude, decoder: claudeStream },
+  titan: { encode: titanRequest.encodeRequest, decode: titanReply.decodeReply, decoder: titanStream.streamDecoder },
 };
 
 export function createBedrockProvider(upstream: Declared<BedrockSettings>): Provider {

@@ -1,3 +1,4 @@
+import { indexOf } from "../../bytes.ts";
 import { isObject } from "../../formats/read.ts";
 import { badShape, type Upstream } from "../upstream-errors.ts";
 import type { Span } from "./frames.ts";
@@ -188,7 +189,6 @@ const SEXTET = new Int8Array(256).fill(-1);
 SEXTET[61] = PAD;
 
 const encoder = new TextEncoder();
-const { indexOf } = Buffer.prototype;
 const BYTES_KEY = Buffer.from('"bytes":"');
 const TYPE_KEY = Buffer.from('{"type":"');
 const MESSAGE_START = Buffer.from("message_start");

@@ -4,7 +4,8 @@ import { badShape, fetchFailed, fromUpstreamStatus, parseUpstreamJson, readUpstr
 import type { Upstream as Declared } from "../kind.ts";
 import { bedrockAuth } from "./auth.ts";
 import { credentialsOf, labelOf, type BedrockSettings } from "./kind.ts";
-import { decodeFrame, frameSplitter, utf8Slice, type Span } from "./frames.ts";
+import { utf8Slice } from "../../bytes.ts";
+import { decodeFrame, frameSplitter, type Span } from "./frames.ts";
 
 export type Action = "invoke" | "invoke-with-response-stream" | "converse" | "converse-stream" | "count-tokens";
 

@@ -1,6 +1,6 @@
 import type { ChatReply, ChatRequest, Part, StreamEvent, Tool } from "../../ir.ts";
 import { isTurn, textOf } from "../../ir.ts";
-import { refuseUnsupported } from "../cross-family.ts";
+import { refuseUnsupported } from "../../wire/cross-family.ts";
 import { textCompletion } from "./completions.ts";
 import { mockEmbeddings } from "./embeddings.ts";
 import type { Provider } from "../provider.ts";

@@ -1,5 +1,5 @@
 import { isObject } from "../../formats/read.ts";
-import { fromOpenAIChat } from "../../formats/usage.ts";
+import { fromOpenAIChat } from "../../wire/openai-chat/usage.ts";
 import type { Usage } from "../../ir.ts";
 import { badShape, type Upstream } from "../upstream-errors.ts";
 

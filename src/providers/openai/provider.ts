@@ -6,8 +6,10 @@ import type { NativeCall, NativeReply, Provider } from "../provider.ts";
 import { labelOf, urlOf, type OpenAISettings } from "./kind.ts";
 import { fetchError, fetchFailed, parseUpstreamJson, streamedBody, upstreamErrorText, type Upstream } from "../upstream-errors.ts";
 import { checkEmbeddings, checkTextCompletion } from "./legacy-wire.ts";
-import { checkResponse } from "./responses-wire.ts";
-import { checkCompletion, decodeReply, encodeRequest, streamDecoder } from "./wire.ts";
+import { checkResponse } from "../../wire/responses/reply.ts";
+import { encodeRequest } from "../../wire/openai-chat/encode-request.ts";
+import { checkCompletion, decodeReply } from "../../wire/openai-chat/reply.ts";
+import { streamDecoder } from "../../wire/openai-chat/stream.ts";
 
 /**
  * OpenAI, or any server that speaks its API (Ollama, vLLM, LM Studio) via ALPHA_BASE_URL.

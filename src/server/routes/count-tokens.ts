@@ -5,7 +5,7 @@ import { auth, type Guard } from "../auth.ts";
 import { jsonObject } from "../body.ts";
 import { REQUEST_ID } from "../edge.ts";
 
-/** `POST /v1/messages/count_tokens`: Bedrock's CountTokens for Claude, else a tokenizer's estimate. */
+/** `POST /v1/messages/count_tokens`: the Anthropic API's count or Bedrock's CountTokens for Claude, else a tokenizer's estimate. */
 export function countTokensRoutes(guard: Guard, count: TokenCounter) {
   return new Elysia({ name: "parley/count-tokens" })
     .use(auth(guard))
@@ -26,7 +26,7 @@ export function countTokensRoutes(guard: Guard, count: TokenCounter) {
         scope: "chat", parse: "none",
         detail: {
           summary: "Count the input tokens of a Messages request", tags: ["chat"],
-          description: "Bedrock's CountTokens for Claude; elsewhere a tokenizer estimate, marked x-parley-token-count: estimate.",
+          description: "The Anthropic API's own count, or Bedrock's CountTokens, for Claude; elsewhere a tokenizer estimate, marked x-parley-token-count: estimate.",
           requestBody: { required: true, content: { "application/json": { schema: { type: "object" } } } },
         },
       },

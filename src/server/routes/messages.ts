@@ -3,7 +3,8 @@ import type { ChatEndpoint } from "../chat-edge.ts";
 
 const DESCRIPTION = `The Anthropic Messages API as api.anthropic.com serves it, for Claude Code and the Anthropic SDKs
 (x-api-key or Bearer; anthropic-version and anthropic-beta headers; ?beta=true accepted). Claude models on
-Bedrock get the body as sent (lossless); other models go through parley's conversion.`;
+the Anthropic API or Bedrock get the body as sent (lossless), the Anthropic API first and Bedrock when it is
+overloaded; other models go through parley's conversion.`;
 
 /** `POST /v1/messages`, for Claude Code and the Anthropic SDKs. */
 export const messages: ChatEndpoint = {

@@ -3,8 +3,8 @@ import type { StreamDecoder } from "../../formats/codec.ts";
 import { isObject, numberOr, parseArguments, stringOr, type Json } from "../../formats/read.ts";
 import { alternating, systemOnTop, type ChatReply, type ChatRequest, type Part, type StreamEvent, type Turn, type Usage } from "../../ir.ts";
 import { refuseUnsupported } from "../cross-family.ts";
-import { badShape, type Upstream } from "../upstream-errors.ts";
-import { fromStopReason } from "./anthropic.ts";
+import { badShape, type Upstream } from "../../providers/upstream-errors.ts";
+import { fromStopReason } from "../anthropic/stop-reason.ts";
 
 /** The Bedrock Converse API: used for every Bedrock family without a native body here. */
 
