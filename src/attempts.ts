@@ -13,7 +13,15 @@ const CAP_MS = 8000;
  * fail. Any other error, or the client leaving, ends it at once; when the tries are spent, the
  * last error stands.
  */
-export async function inTurn<T, K extends { again: boolean; key: string }>(tries: Iterable<K>, signal: AbortSignal, attempt: (next: K) => Promise<T>, first: K, failed: unknown): Promise<T> {
+export async function inTurn<T, K extends { again: boolean; key: string }>(
+  tries: Iterable<K>,
+  signal: AbortSignal,
+  attempt: (next: K) => Promise<T>,
+  first: K,
+  failed: unknown,
+  /** Told before each call after the first: how long it waits, and the error it follows. */
+  onRetry?: (waitMs: number, after: GatewayError) => void,
+): Promise<T> {
   let last = stopUnlessRetryable(failed, signal);
   let n = 0;
   const spent = new Set<string>();
@@ -22,7 +30,9 @@ export async function inTurn<T, K extends { again: boolean; key: string }>(tries
     if (waitsTooLong(last)) spent.add(previous.key);
     if (spent.has(next.key)) continue;
     previous = next;
-    if (next.again) await pause(backoff(++n, last), signal);
+    const wait = next.again ? backoff(++n, last) : 0;
+    onRetry?.(wait, last);
+    if (next.again) await pause(wait, signal);
     try {
       return await attempt(next);
     } catch (error) {

@@ -11,7 +11,9 @@ import type { Live } from "./providers/live.ts";
 import type { Upstream } from "./providers/kind.ts";
 import type { Target } from "./providers/routes.ts";
 import { incomplete } from "./providers/upstream-errors.ts";
-import { createRouted, firstByte, type Observed } from "./routed.ts";
+import { createRouted, firstByte, type Observed, type Retry } from "./routed.ts";
+
+export type { Retry } from "./routed.ts";
 
 export interface ChatCall {
   /** The client's dialect, which decodes the request, and the one the answer is encoded in. */
@@ -33,6 +35,11 @@ export interface ChatCall {
    * upstream reported, for the usage record.
    */
   onDone?: (done: { usage?: Usage; ok: boolean }) => void;
+  /**
+   * Told before each call after a failed one (only clients that asked for progress pass it): the
+   * call's number, the most calls this request may make, how long it waits first, and why.
+   */
+  onRetry?: (retry: Retry) => void;
   /**
    * Told where the request went (the upstream that answered, or was tried last), how long it took to
    * answer and how many calls it took; `free`: that upstream charges nothing for its answers, whatever the model id.
@@ -118,7 +125,7 @@ export function createChat({ config, upstreams, log, attachFiles }: ChatDeps) {
     };
 
     const facts = { request, ...call.caller };
-    return (await routed<Answer>({ requested, facts, signal: call.signal, observe: call.observe, prepare, answer })) as ChatOutcome;
+    return (await routed<Answer>({ requested, facts, signal: call.signal, observe: call.observe, ...(call.onRetry ? { onRetry: call.onRetry } : {}), prepare, answer })) as ChatOutcome;
   };
 }
 

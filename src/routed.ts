@@ -22,6 +22,17 @@ export interface Observed {
   route?: string;
 }
 
+/** A call after a failed one, as a client that asked for progress is told of it. */
+export interface Retry {
+  attempt: number;
+  /** The most calls this request may make. */
+  of: number;
+  waitMs: number;
+  /** The failed call's status, and the seconds its Retry-After asked for. */
+  status: number;
+  retryAfter?: number;
+}
+
 /** One request for a model, routed: chat, embeddings and legacy completions alike. */
 export interface RoutedCall<T> {
   /** The model id the client asked for (after the default). */
@@ -30,6 +41,8 @@ export interface RoutedCall<T> {
   facts?: Facts;
   signal: AbortSignal;
   observe?: (info: Observed) => void;
+  /** Told before each call after a failed one (only clients that asked for progress pass it). */
+  onRetry?: (retry: Retry) => void;
   /** Before each call is counted (chat attaches the files it names, once). */
   prepare?: () => Promise<void>;
   /** One call to one target; a retryable GatewayError sends the request on to the next. */
@@ -90,7 +103,14 @@ export function createRouted({ config, upstreams }: { config: Pick<Config, "mode
           const r = known ?? router(model, facts);
           return { route: r, targets: listed ?? ordered(r, cooldowns.cooling), retries: byName.get((listed ?? r.targets)[0]!.upstream)?.retries ?? 0 };
         };
-        return await inTurn(tries([requested, ...(fallbacks ?? [])], plan, { route, targets }), call.signal, attempt, first, error);
+        const models = [requested, ...(fallbacks ?? [])];
+        const onRetry = call.onRetry;
+        let of = 0;
+        const tell = onRetry && ((waitMs: number, after: GatewayError) => {
+          of ||= 1 + countTries(models, plan, { route, targets });
+          onRetry({ attempt: attempts + 1, of, waitMs: Math.round(waitMs), status: after.status, ...(after.retryAfter !== undefined ? { retryAfter: after.retryAfter } : {}) });
+        });
+        return await inTurn(tries(models, plan, { route, targets }), call.signal, attempt, first, error, tell);
       }
     } catch (error) {
       if (error instanceof GatewayError) {
@@ -137,6 +157,13 @@ function* tries(models: string[], plan: (model: string, route?: Route, targets?:
       yield { route, target, again: n >= targets.length, key: `${target.upstream} ${target.model}` };
     }
   }
+}
+
+/** How many calls `tries` may make (a fallback the router cannot place counts for none). */
+function countTries(...args: Parameters<typeof tries>): number {
+  let count = 0;
+  for (const _ of tries(...args)) count++;
+  return count;
 }
 
 /**

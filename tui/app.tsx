@@ -1,21 +1,24 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { homedir } from "node:os";
-import { basename, resolve } from "node:path";
 import { Box, Text, useApp, useInput, usePaste, useWindowSize } from "ink";
 import { memo, useEffect, useMemo, useState } from "react";
 import type { Client, ListedModel, ServerFile, Settings } from "./client.ts";
 import { copyToClipboard } from "./clipboard.ts";
-import { HELP, parseCommand } from "./commands.ts";
+import { parseCommand, unknownCommand } from "./commands.ts";
+import { HistoryPanel } from "./components/history-panel.tsx";
+import { InputBox, inputRows } from "./components/input-box.tsx";
+import { waitingText } from "./components/status-line.ts";
+import { editExternally } from "./external-editor.ts";
 import { humanSize } from "../src/files/size.ts";
 import { Picker, SettingsPanel } from "./components/panels.tsx";
-import { layoutDraft, PLAIN_KEY } from "./line-editor.ts";
-import { codeBlocks } from "./markdown.ts";
-import { apply, DEFAULT_SETTINGS, fieldNamed, settingsFrom } from "./settings.ts";
+import { draftOf } from "./line-editor.ts";
+import { DEFAULT_SETTINGS, settingsFrom } from "./settings.ts";
 import type { ChatStore, StoredConversation } from "./store.ts";
 import { colorWanted, createPaint, tone, type Paint } from "./style.ts";
-import { fromJson, layoutTurn, toJson, toMarkdown, type Turn } from "./transcript.ts";
+import { layoutTurn, type Turn } from "./transcript.ts";
 import { useChat } from "./use-chat.ts";
+import { useCommands } from "./use-commands.ts";
 import { useEditor } from "./use-editor.ts";
+import { useKeys } from "./use-keys.ts";
+import { useOutbox } from "./use-outbox.ts";
 import { useLatestState } from "./use-latest.ts";
 
 export interface AppProps {
@@ -39,16 +42,15 @@ export interface AppProps {
   clipboard?: (text: string) => void;
 }
 
-type Attachment = { id: string; name: string };
-type Mode =
+export type Attachment = { id: string; name: string };
+export type Mode =
   | { kind: "chat" }
   | { kind: "models"; models: ListedModel[] }
-  | { kind: "history"; conversations: ReturnType<ChatStore["conversations"]> }
+  | { kind: "history"; query: string }
   | { kind: "files"; files: ServerFile[] }
   | { kind: "settings" }
   | { kind: "confirm"; path: string; content: string };
 
-const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 const layouts = new WeakMap<Turn, { key: string; lines: string[] }>();
 
 /** A finished turn is laid out once per width; only the live reply is laid out again as it grows. */
@@ -63,7 +65,7 @@ function linesOf(turn: Turn, width: number, paint: Paint): string[] {
 
 export function App(props: AppProps) {
   const { client, store } = props;
-  const { exit } = useApp();
+  const { exit, suspendTerminal } = useApp();
   const window = useWindowSize();
   const { columns, rows } = props.size ?? { columns: window.columns || 80, rows: window.rows || 24 };
   const paint = useMemo(() => createPaint(props.color ?? colorWanted()), [props.color]);
@@ -75,7 +77,7 @@ export function App(props: AppProps) {
   const [model, setModelState, currentModel] = useLatestState(props.model ?? (resumed.conversation?.model || undefined) ?? props.defaultModel);
   const startSettings = useMemo(() => props.settings ?? resumed.conversation?.settings ?? settingsFrom(store.preference("settings")) ?? DEFAULT_SETTINGS, []);
   const [settings, setSettingsState, currentSettings] = useLatestState<Settings>(startSettings);
-  const [attachments, setAttachments] = useState<Attachment[]>([]);
+  const [attachments, setAttachments, currentAttachments] = useLatestState<Attachment[]>([]);
   const [mode, setMode, currentMode] = useLatestState<Mode>({ kind: "chat" });
   const [scroll, setScroll] = useLatestState(0);
   const [tick, setTick] = useState(0);
@@ -108,181 +110,13 @@ export function App(props: AppProps) {
     return () => clearInterval(timer);
   }, [busy]);
 
-  const input = layoutDraft(editor.draft, Math.max(10, columns - 3));
-  const firstRow = Math.max(0, Math.min(input.row - 4, input.rows.length - 5));
-  const inputRows = input.rows.slice(firstRow, firstRow + 5);
-  const bodyHeight = Math.max(3, rows - 3 - inputRows.length - (attachments.length ? 1 : 0));
-  const finished = useMemo(() => chat.turns.flatMap((t) => linesOf(t, columns, paint)), [chat.turns, columns, paint]);
-  const liveLines = useMemo(() => (chat.live ? layoutTurn(chat.live, columns, paint) : []), [chat.live, columns, paint]);
-  const lines = liveLines.length ? [...finished, ...liveLines] : finished;
-  const maxScroll = Math.max(0, lines.length - bodyHeight);
-  const offset = Math.min(scroll, maxScroll);
-  const visible = lines.slice(Math.max(0, lines.length - bodyHeight - offset), lines.length - offset);
-
-  function save(path: string, content: string) {
-    try {
-      writeFileSync(path, content);
-      chat.info(`Saved to ${path}`);
-    } catch (error) {
-      chat.error(`Could not save ${path}: ${error instanceof Error ? error.message : error}`);
-    }
-  }
-
-  function submit(text: string) {
-    const line = text.trim();
-    if (!line) return;
-    if (busy && !line.startsWith("/")) return chat.info("A reply is still coming: wait, or press Esc to cancel it.");
-    editor.remember(text);
-    editor.set("");
-    run(line, text);
-  }
-
   function send(text: string, files: Attachment[]) {
     const model = currentModel();
     if (!model) return chat.error("No model yet: choose one with /model.");
     setScroll(0);
-    setAttachments([]);
     void chat.send(text, model, currentSettings(), files);
   }
-
-  function run(line: string, raw: string) {
-    const command = parseCommand(line);
-    if (!command) return send(raw.trim(), attachments);
-    const idle = () => {
-      if (busy) chat.info("A reply is still coming: wait, or press Esc to cancel it.");
-      return !busy;
-    };
-    switch (command.name) {
-      case "model":
-        if (command.arg) {
-          setModel(command.arg);
-          return chat.info(`Model: ${command.arg}`);
-        }
-        return void client.models().then(
-          (models) => setMode({ kind: "models", models }),
-          (error) => chat.error(`Could not list models: ${error.message}`),
-        );
-      case "settings":
-        return command.arg ? setOne(command.arg) : setMode({ kind: "settings" });
-      case "save": {
-        if (!command.arg) return chat.error("Usage: /save <filename> (.json for JSON, anything else for Markdown)");
-        const path = resolve(cwd, command.arg);
-        const content = path.endsWith(".json") ? toJson(chat.turns, currentModel() ?? "", currentSettings()) : toMarkdown(chat.turns, currentModel() ?? "");
-        if (existsSync(path)) return setMode({ kind: "confirm", path, content });
-        return save(path, content);
-      }
-      case "load":
-        return idle() && load(command.arg);
-      case "history":
-        return idle() && setMode({ kind: "history", conversations: store.conversations() });
-      case "new":
-        if (!idle()) return;
-        setScroll(0);
-        chat.reset();
-        return chat.info("A new conversation. The last one is kept: /history opens it.");
-      case "retry": {
-        if (!idle()) return;
-        const last = chat.takeLast();
-        if (!last) return chat.info("Nothing to retry yet.");
-        return send(last.text, last.files);
-      }
-      case "edit": {
-        if (!idle()) return;
-        const last = chat.takeLast();
-        if (!last) return chat.info("No prompt to edit yet.");
-        editor.set(last.text);
-        return setAttachments(last.files);
-      }
-      case "attach":
-        return attach(command.arg);
-      case "detach":
-        setAttachments([]);
-        return chat.info("No files will go with the next message.");
-      case "files":
-        return void client.files().then(
-          (files) => setMode({ kind: "files", files }),
-          (error) => chat.error(`Could not list files: ${error.message}`),
-        );
-      case "copy":
-        return copy(command.arg);
-      case "help":
-        return chat.info(HELP);
-      case "exit":
-        return quit();
-      case "unknown":
-        return chat.info(`Unknown command ${command.arg}: nothing was sent. /help lists the commands.`);
-    }
-  }
-
-  function setOne(arg: string) {
-    const [name = "", ...rest] = arg.split(/\s+/);
-    const field = fieldNamed(name);
-    if (!field) return chat.error(`Unknown setting "${name}": use temperature, max_tokens, system or stream.`);
-    const result = apply(currentSettings(), field, arg.slice(name.length));
-    if (typeof result === "string") return chat.error(`${result} Nothing was changed.`);
-    setSettings(result);
-    chat.info(`${name} set to ${rest.join(" ") || "(default)"}; kept for next time.`);
-  }
-
-  function load(arg: string) {
-    if (!arg) return chat.error("Usage: /load <file.json> (a chat saved with /save name.json)");
-    const path = resolve(cwd, arg.replace(/^~(?=\/)/, homedir()));
-    let text: string;
-    try {
-      text = readFileSync(path, "utf8");
-    } catch (error) {
-      return chat.error(`Could not read ${path}: ${error instanceof Error ? error.message : error}`);
-    }
-    const file = fromJson(text);
-    if (typeof file === "string") return chat.error(`Could not load ${path}: ${file}.`);
-    const nextModel = file.model || currentModel();
-    if (!nextModel) return chat.error("No model yet: choose one with /model, then /load again.");
-    const nextSettings = file.settings ?? currentSettings();
-    setModelState(nextModel);
-    setSettingsState(nextSettings);
-    setScroll(0);
-    chat.adopt(file.messages, nextModel, nextSettings);
-    chat.info(`Loaded ${file.messages.length} messages from ${basename(path)}; they are saved as a new conversation.`);
-  }
-
-  function open(conversation: StoredConversation) {
-    if (conversation.model) setModelState(conversation.model);
-    if (conversation.settings) setSettingsState(conversation.settings);
-    setScroll(0);
-    chat.load(conversation);
-  }
-
-  function attach(arg: string) {
-    if (!arg) {
-      return chat.info(attachments.length ? `Going with the next message: ${attachments.map((a) => a.name).join(", ")}` : "Usage: /attach <path> (or /files to pick one the server has)");
-    }
-    const path = resolve(cwd, arg.replace(/^~(?=\/)/, homedir()));
-    if (!existsSync(path)) return chat.error(`No file at ${path}.`);
-    chat.info(`Uploading ${basename(path)}…`);
-    client.upload(path).then(
-      (file) => {
-        setAttachments((list) => [...list.filter((a) => a.id !== file.id), { id: file.id, name: file.filename }]);
-        chat.info(`Attached ${file.filename} (${file.id}): it goes with your next message.`);
-      },
-      (error) => chat.error(`Could not upload ${basename(path)}: ${error.message}`),
-    );
-  }
-
-  function copy(arg: string) {
-    const reply = chat.turns.findLast((t) => t.role === "assistant" && t.text);
-    if (!reply) return chat.info("No reply to copy yet.");
-    let text = reply.text;
-    if (arg) {
-      const blocks = codeBlocks(reply.text);
-      const n = Number(arg);
-      if (!Number.isInteger(n) || n < 1 || n > blocks.length) {
-        return chat.error(blocks.length ? `The last reply has code blocks 1 to ${blocks.length}.` : "The last reply has no code blocks.");
-      }
-      text = blocks[n - 1]!;
-    }
-    (props.clipboard ?? copyToClipboard)(text);
-    chat.info(`Copied ${arg ? `code block ${arg}` : "the last reply"} (${text.length} characters) to the clipboard.`);
-  }
+  const outbox = useOutbox(busy, chat.busyNow, (message) => send(message.text, message.files));
 
   function quit() {
     const left = editor.current().trim();
@@ -291,10 +125,63 @@ export function App(props: AppProps) {
     exit();
   }
 
+  const commands = useCommands({
+    client, chat, editor, model: currentModel, setModel, settings: currentSettings, setSettings, attachments, setAttachments, setMode, setScroll, send, quit, cwd,
+    clipboard: props.clipboard ?? copyToClipboard,
+    adopt(change) {
+      if (change.model) setModelState(change.model);
+      if (change.settings) setSettingsState(change.settings);
+    },
+  });
+
+  /** A message goes now, or waits its turn while a reply streams; a command runs at once. */
+  function submit(text: string) {
+    const line = text.trim();
+    if (!line) return;
+    editor.remember(text);
+    editor.set("");
+    if (parseCommand(line)) return commands.run(line);
+    const files = currentAttachments();
+    setAttachments([]);
+    if (chat.busyNow()) return outbox.add({ text: line, files });
+    send(line, files);
+  }
+
+  async function openEditor() {
+    const result = await editExternally(editor.current(), suspendTerminal);
+    if ("problem" in result) return keys.setHint(result.problem);
+    editor.set(result.text);
+  }
+
+  const draftRows = inputRows(editor.draft, columns);
+  const queued = outbox.queue.slice(-3);
+  const bodyHeight = Math.max(3, rows - 3 - draftRows.shown.length - (attachments.length ? 1 : 0) - queued.length);
+  const finished = useMemo(() => chat.turns.flatMap((t) => linesOf(t, columns, paint)), [chat.turns, columns, paint]);
+  const liveLines = useMemo(() => (chat.live ? layoutTurn(chat.live, columns, paint) : []), [chat.live, columns, paint]);
+  const lines = liveLines.length ? [...finished, ...liveLines] : finished;
+  const maxScroll = Math.max(0, lines.length - bodyHeight);
+  const offset = Math.min(scroll, maxScroll);
+  const visible = lines.slice(Math.max(0, lines.length - bodyHeight - offset), lines.length - offset);
+
+  const keys = useKeys({
+    client, editor, cwd, submit, openEditor: () => void openEditor(),
+    busy: chat.busyNow,
+    cancel: chat.cancel,
+    note: chat.info,
+    unqueue() {
+      const message = outbox.takeLast();
+      if (!message) return false;
+      editor.set(message.text);
+      setAttachments((list) => [...message.files, ...list.filter((a) => !message.files.some((f) => f.id === a.id))]);
+      return true;
+    },
+    scroll: (by, page) => setScroll((s) => (by === "up" ? Math.min(maxScroll, s + (page ? bodyHeight - 1 : 1)) : Math.max(0, s - (page ? bodyHeight - 1 : 1)))),
+  });
+
   // Ctrl+C, whatever is on screen: stops a reply when one is coming, else quits.
   useInput((input, key) => {
     if (!(key.ctrl && input === "c")) return;
-    if (busy) return chat.cancel();
+    if (chat.busyNow()) return chat.cancel();
     quit();
   });
 
@@ -303,33 +190,30 @@ export function App(props: AppProps) {
       if (key.ctrl && input === "c") return;
       const mode = currentMode();
       if (mode.kind === "confirm") {
-        if (input.toLowerCase() === "y") save(mode.path, mode.content);
+        if (input.toLowerCase() === "y") commands.save(mode.path, mode.content);
         else chat.info("Not saved.");
         return setMode({ kind: "chat" });
       }
-      if (key.escape) return busy ? chat.cancel() : editor.clear();
-      if (key.pageUp || (key.shift && key.upArrow)) return setScroll((s) => Math.min(maxScroll, s + (key.pageUp ? bodyHeight - 1 : 1)));
-      if (key.pageDown || (key.shift && key.downArrow)) return setScroll((s) => Math.max(0, s - (key.pageDown ? bodyHeight - 1 : 1)));
-      if (key.return && (key.meta || key.shift)) return editor.type("\n");
-      if (key.return) return submit(editor.current());
-      if (editor.key(input, key)) return;
-      if (key.ctrl || key.meta || key.tab) return;
-      // Keys pressed quickly arrive as one chunk of text: a carriage return in it sends, a line feed
-      // (Ctrl+J) is a new line, and other control bytes are the Ctrl+letter keys they stand for.
-      for (const part of input.split(/([\x00-\x09\x0b-\x1f])/)) {
-        if (part === "\r") submit(editor.current());
-        else if (/^[\x00-\x1f]$/.test(part)) editor.key(String.fromCharCode(part.charCodeAt(0) + 96), { ...PLAIN_KEY, ctrl: true });
-        else if (part) editor.type(part);
-      }
+      keys.handle(input, key);
     },
     { isActive: mode.kind === "chat" || mode.kind === "confirm" },
   );
-  usePaste((text) => editor.type(text.replace(/\r\n?/g, "\n")), { isActive: mode.kind === "chat" });
+  usePaste((text) => editor.type(text.replace(/\r\n?/g, "\n")), { isActive: mode.kind === "chat" && !keys.search });
 
   const elapsed = chat.busySince ? ((Date.now() - chat.busySince) / 1000).toFixed(1) : "";
   const spent = chat.cost === undefined ? "" : ` · ${dollars(chat.cost)}`;
   const tokens = chat.usage.input || chat.usage.output ? ` · ${chat.usage.input} → ${chat.usage.output} tokens${spent} this chat` : "";
   const header = [" parley", model ?? "(no model)", ...(settings.system ? ["system prompt on"] : []), ...(chat.conversationId ? [`#${chat.conversationId}`] : []), props.serverUrl].join(" · ");
+  const unknown = unknownCommand(editor.draft.text);
+  const search = keys.search;
+  const status =
+    mode.kind === "confirm" ? `${mode.path} exists. Overwrite it? (y/N)`
+    : search ? `reverse search: ${search.query}▏ ${search.found ? "· Ctrl+R older · Enter takes it" : search.query ? "(no match)" : "(type part of an earlier prompt)"} · Esc cancels`
+    : keys.hint ? keys.hint
+    : unknown ? `${unknown} is not a command · Tab completes · /help lists them`
+    : busy ? `${waitingText(chat.waiting, model ?? "", tick, elapsed)} · Esc or Ctrl+C cancels${outbox.queue.length ? ` · ${outbox.queue.length} queued` : ""}${tokens}`
+    : offset > 0 ? `scrolled up ${offset} lines · PgDn to return`
+    : `Enter send · Ctrl+J new line · /help${tokens}`;
   const close = () => setMode({ kind: "chat" });
   return (
     <Box flexDirection="column" width={columns} height={rows}>
@@ -344,12 +228,10 @@ export function App(props: AppProps) {
             }
           }} />
       ) : mode.kind === "history" ? (
-        <Picker title="Open a conversation" height={bodyHeight} items={mode.conversations.map((c) => ({
-          label: `#${c.id}  ${new Date(c.updatedAt).toLocaleString()}  ${c.model}  ${c.title} (${c.turns} prompt${c.turns === 1 ? "" : "s"})`, value: c.id,
-        }))} onPick={(id) => {
+        <HistoryPanel store={store} query={mode.query} height={bodyHeight} current={chat.conversationId} onNote={chat.info} onOpen={(id) => {
           close();
           const conversation = id === undefined ? undefined : store.load(id);
-          if (conversation) open(conversation);
+          if (conversation) commands.open(conversation);
         }} />
       ) : mode.kind === "files" ? (
         <Picker title="Attach one of the server's files" height={bodyHeight} items={mode.files.map((f) => ({
@@ -365,40 +247,17 @@ export function App(props: AppProps) {
       ) : (
         <Viewport lines={visible} height={bodyHeight} />
       )}
+      {queued.map((message, i) => (
+        <Text key={`q${i}`} color={tone("gray")} wrap="truncate">
+          {`⧗ queued${outbox.queue.length > 3 && i === 0 ? ` (+${outbox.queue.length - 3} more)` : ""}: ${message.text.replace(/\s+/g, " ")}${i === queued.length - 1 ? " · sent when the reply ends · ↑ on an empty line edits it" : ""}`}
+        </Text>
+      ))}
       {attachments.length ? (
         <Text color={tone("yellow")} wrap="truncate">{`+ ${attachments.map((a) => a.name).join(", ")} · goes with your next message · /detach drops`}</Text>
       ) : null}
       <Text color={tone("gray")}>{"─".repeat(columns)}</Text>
-      {inputRows.map((row, i) => {
-        const here = firstRow + i === input.row;
-        const chars = Array.from(row);
-        let used = 0;
-        let split = chars.length;
-        for (const [n, char] of chars.entries()) {
-          if (used >= input.column) {
-            split = n;
-            break;
-          }
-          used += Bun.stringWidth(char);
-        }
-        return (
-          <Text key={i} wrap="truncate">
-            <Text color={tone("cyan")}>{firstRow + i === 0 ? "> " : "  "}</Text>
-            {here ? chars.slice(0, split).join("") : row}
-            {here ? <Text inverse>{chars[split] ?? " "}</Text> : null}
-            {here ? chars.slice(split + 1).join("") : null}
-          </Text>
-        );
-      })}
-      <Text color={tone("gray")} wrap="truncate">
-        {mode.kind === "confirm"
-          ? `${mode.path} exists. Overwrite it? (y/N)`
-          : busy
-            ? `${SPINNER[tick % SPINNER.length]} waiting for ${model} · ${elapsed}s · Esc or Ctrl+C cancels${tokens}`
-            : offset > 0
-              ? `scrolled up ${offset} lines · PgDn to return`
-              : `Enter send · Alt+Enter new line · /help${tokens}`}
-      </Text>
+      <InputBox rows={search?.found ? inputRows(draftOf(search.found.text), columns) : draftRows} marked={!!unknown} />
+      <Text color={tone("gray")} wrap="truncate">{status}</Text>
     </Box>
   );
 }

@@ -1,5 +1,5 @@
 import { basename } from "node:path";
-import { EventSourceParserStream } from "eventsource-parser/stream";
+import { createParser } from "eventsource-parser";
 
 /** What the chat client sends with each request; changed with /settings. */
 export interface Settings {
@@ -18,7 +18,9 @@ export type ChatPiece =
   | { type: "text"; text: string }
   | { type: "tool"; index: number; name?: string; arguments: string }
   | { type: "finish"; reason: string }
-  | { type: "usage"; input: number; output: number };
+  | { type: "usage"; input: number; output: number }
+  /** The server retries: the call it makes next, of how many at most, after waiting how long, and why. */
+  | { type: "retry"; attempt: number; of: number; waitMs: number; status: number; retryAfter?: number };
 
 export interface ServerFile {
   id: string;
@@ -109,7 +111,9 @@ export function createClient(serverUrl: string, apiKey: string | undefined) {
         ...(settings.maxTokens !== undefined ? { max_tokens: settings.maxTokens } : {}),
         ...(settings.stream ? { stream: true, stream_options: { include_usage: true } } : {}),
       });
-      const response = await request("/v1/chat/completions", { method: "POST", body, signal, ...(tag ? { headers: { "x-parley-tag": tag } } : {}) });
+      // x-parley-progress: the server tells a streamed reply's retries in SSE comments.
+      const headers = { ...(tag ? { "x-parley-tag": tag } : {}), ...(settings.stream ? { "x-parley-progress": "1" } : {}) };
+      const response = await request("/v1/chat/completions", { method: "POST", body, signal, headers });
       // Some OpenAI-compatible servers answer a streaming request with one JSON reply: take it as it is.
       if (!settings.stream || !response.headers.get("content-type")?.includes("event-stream")) {
         const reply = (await response.json()) as Reply;
@@ -120,15 +124,20 @@ export function createClient(serverUrl: string, apiKey: string | undefined) {
         if (reply.usage) yield { type: "usage", input: reply.usage.prompt_tokens, output: reply.usage.completion_tokens };
         return;
       }
-      const events = response.body!.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream());
+      const events = response.body!.pipeThrough(new TextDecoderStream()).pipeThrough(sseMessages());
       let done = false;
       for await (const event of events) {
+        if (event.comment !== undefined) {
+          const retry = retryIn(event.comment);
+          if (retry) yield retry;
+          continue;
+        }
         if (event.data === "[DONE]") {
           done = true;
           break;
         }
-        const chunk = parse(event.data);
-        if (chunk.error) throw new ServerError(0, chunk.error.type ?? "error", chunk.error.message ?? "The stream failed.");
+        const chunk = parse(event.data ?? "");
+        if (chunk.error) throw new ServerError(chunk.error.status ?? 0, chunk.error.type ?? "error", chunk.error.message ?? "The stream failed.", chunk.error.retry_after);
         const choice = chunk.choices?.[0];
         if (choice?.delta?.content) yield { type: "text", text: choice.delta.content };
         for (const call of choice?.delta?.tool_calls ?? []) yield { type: "tool", index: call.index ?? 0, name: call.function?.name, arguments: call.function?.arguments ?? "" };
@@ -153,7 +162,8 @@ interface Reply {
 }
 
 interface Chunk {
-  error?: { type?: string; message?: string };
+  /** `status` and `retry_after` come when the server answered early to tell its retries. */
+  error?: { type?: string; message?: string; status?: number; retry_after?: number };
   choices?: { delta?: { content?: string; tool_calls?: ToolCall[] }; finish_reason?: string | null }[];
   usage?: { prompt_tokens: number; completion_tokens: number };
 }
@@ -164,4 +174,24 @@ function parse(data: string): Chunk {
   } catch {
     return { error: { type: "stream_error", message: "The server sent an event that is not JSON." } };
   }
+}
+
+/** Server-sent events and comments, in the order they come. */
+function sseMessages(): TransformStream<string, { data?: string; comment?: string }> {
+  let parser: ReturnType<typeof createParser>;
+  return new TransformStream({
+    start(controller) {
+      parser = createParser({ onEvent: (event) => controller.enqueue({ data: event.data }), onComment: (comment) => controller.enqueue({ comment }) });
+    },
+    transform: (text) => parser.feed(text),
+  });
+}
+
+/** `: retry attempt=2 of=3 wait_ms=1200 status=429 retry_after=1`, as parley writes it. */
+function retryIn(comment: string): Extract<ChatPiece, { type: "retry" }> | undefined {
+  const match = /^\s*retry((?: \w+=\d+)+)\s*$/.exec(comment);
+  if (!match) return undefined;
+  const fields = new Map(match[1]!.trim().split(" ").map((pair) => pair.split("=") as [string, string]));
+  const number = (name: string) => Number(fields.get(name) ?? 0);
+  return { type: "retry", attempt: number("attempt"), of: number("of"), waitMs: number("wait_ms"), status: number("status"), ...(fields.has("retry_after") ? { retryAfter: number("retry_after") } : {}) };
 }

@@ -21,6 +21,12 @@ export function createPromptHistory(entries: string[]) {
       if (list.at(-1) !== text) list.push(text);
       index = list.length;
     },
+    /** The newest prompt older than `before` (an index; the end when undefined) that contains `query`. */
+    find(query: string, before = list.length): { text: string; index: number } | undefined {
+      const needle = query.toLowerCase();
+      for (let i = Math.min(before, list.length) - 1; i >= 0; i--) if (list[i]!.toLowerCase().includes(needle)) return { text: list[i]!, index: i };
+      return undefined;
+    },
     reset() {
       index = list.length;
     },

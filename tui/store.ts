@@ -10,6 +10,8 @@ export interface ConversationSummary {
   model: string;
   updatedAt: number;
   turns: number;
+  /** For a search: the words found, in their context. */
+  match?: string;
 }
 
 export interface StoredConversation {
@@ -36,6 +38,18 @@ CREATE TABLE IF NOT EXISTS prompts (id INTEGER PRIMARY KEY, text TEXT NOT NULL, 
 CREATE TABLE IF NOT EXISTS preferences (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 `;
 
+/** Full-text search over every turn's text; made (and filled from the turns there are) when a database lacks it. */
+const SEARCH = `
+CREATE VIRTUAL TABLE turns_fts USING fts5(text, content='turns', content_rowid='id');
+CREATE TRIGGER turns_fts_insert AFTER INSERT ON turns BEGIN INSERT INTO turns_fts(rowid, text) VALUES (new.id, new.text); END;
+CREATE TRIGGER turns_fts_delete AFTER DELETE ON turns BEGIN INSERT INTO turns_fts(turns_fts, rowid, text) VALUES ('delete', old.id, old.text); END;
+CREATE TRIGGER turns_fts_update AFTER UPDATE OF text ON turns BEGIN
+  INSERT INTO turns_fts(turns_fts, rowid, text) VALUES ('delete', old.id, old.text); INSERT INTO turns_fts(rowid, text) VALUES (new.id, new.text); END;
+INSERT INTO turns_fts(turns_fts) VALUES ('rebuild');
+`;
+
+const SUMMARY = `SELECT c.id, c.title, c.model, c.updated_at AS updatedAt, (SELECT COUNT(*) FROM turns t WHERE t.conversation_id = c.id AND t.role = 'user') AS turns`;
+
 /**
  * The chat's own database, `chat.sqlite` under PARLEY_DATA_DIR (apart from the server's): every
  * conversation turn by turn as it happens, the prompts typed (for Up-arrow history) and preferences.
@@ -47,6 +61,7 @@ export function openStore(dataDir: string) {
   db.run("PRAGMA busy_timeout = 5000");
   db.run("PRAGMA foreign_keys = ON");
   db.exec(SCHEMA);
+  if (!db.query("SELECT 1 FROM sqlite_master WHERE name = 'turns_fts'").get()) db.transaction(() => db.exec(SEARCH))();
   const now = () => Date.now();
 
   const data = (turn: Omit<Turn, "id">): string => {
@@ -86,8 +101,30 @@ export function openStore(dataDir: string) {
     },
 
     conversations(limit = 200): ConversationSummary[] {
-      return db.query(`SELECT c.id, c.title, c.model, c.updated_at AS updatedAt, (SELECT COUNT(*) FROM turns t WHERE t.conversation_id = c.id AND t.role = 'user') AS turns
+      return db.query(`${SUMMARY}
         FROM conversations c WHERE EXISTS (SELECT 1 FROM turns t WHERE t.conversation_id = c.id) ORDER BY c.updated_at DESC, c.id DESC LIMIT ?`).all(limit) as ConversationSummary[];
+    },
+
+    /** Conversations whose turns contain every word (a word's start will do) or whose title contains the text, newest first. */
+    search(text: string, limit = 200): ConversationSummary[] {
+      const words = text.match(/[\p{L}\p{N}_]+/gu) ?? [];
+      if (!words.length) return this.conversations(limit);
+      const query = words.map((w) => `"${w}"*`).join(" ");
+      return db.query(`${SUMMARY}, m.match FROM conversations c JOIN (
+          SELECT conversation_id, MIN(match) AS match FROM (
+            SELECT t.conversation_id, snippet(turns_fts, 0, '[', ']', '…', 8) AS match FROM turns_fts JOIN turns t ON t.id = turns_fts.rowid WHERE turns_fts MATCH ?
+            UNION ALL SELECT id, NULL FROM conversations WHERE instr(lower(title), lower(?)) > 0)
+          GROUP BY conversation_id) m ON m.conversation_id = c.id
+        WHERE EXISTS (SELECT 1 FROM turns t WHERE t.conversation_id = c.id) ORDER BY c.updated_at DESC, c.id DESC LIMIT ?`).all(query, text.trim(), limit) as ConversationSummary[];
+    },
+
+    rename(id: number, title: string) {
+      db.query("UPDATE conversations SET title = ? WHERE id = ?").run(title.replace(/\s+/g, " ").trim().slice(0, 80), id);
+    },
+
+    /** The conversation and all its turns, for good. */
+    deleteConversation(id: number) {
+      db.query("DELETE FROM conversations WHERE id = ?").run(id);
     },
 
     latestId(): number | undefined {

@@ -14,6 +14,7 @@ export function useChat(client: Client, store: ChatStore) {
   const [turns, setTurns] = useState<Turn[]>([]);
   const [live, setLive] = useState<Turn | undefined>();
   const [busySince, setBusySince] = useState<number | undefined>();
+  const [waiting, setWaiting] = useState<Waiting | undefined>();
   const [usage, setUsage] = useState({ input: 0, output: 0 });
   const [cost, setCost] = useState<number | undefined>(undefined);
   // Conversation numbers are this store's own: the installation id keeps two chats' tags apart on one server.
@@ -52,6 +53,7 @@ export function useChat(client: Client, store: ChatStore) {
     controller.current = abort;
     const started = performance.now();
     setBusySince(Date.now());
+    setWaiting({ kind: "first-token" });
     let reply = "";
     let truncated = false;
     let used: { input: number; output: number } | undefined;
@@ -78,6 +80,11 @@ export function useChat(client: Client, store: ChatStore) {
     };
     try {
       for await (const piece of client.chat(model, messages, settings, abort.signal, files.map((f) => f.id), costTag(conversationId))) {
+        if (piece.type === "retry") {
+          setWaiting({ kind: "retry", ...piece, since: Date.now() });
+          continue;
+        }
+        setWaiting(undefined);
         if (piece.type === "usage") used = { input: piece.input, output: piece.output };
         else if (piece.type === "finish") truncated = piece.reason === "length";
         else if (piece.type === "text") reply += piece.text;
@@ -112,6 +119,7 @@ export function useChat(client: Client, store: ChatStore) {
     } finally {
       setLive(undefined);
       setBusySince(undefined);
+      setWaiting(undefined);
       controller.current = undefined;
     }
   }
@@ -130,6 +138,8 @@ export function useChat(client: Client, store: ChatStore) {
     turns,
     live,
     busySince,
+    /** What a busy chat waits for before the reply's first piece. */
+    waiting,
     usage,
     /** What the server priced this conversation at so far (undefined: unknown, or no price for the model). */
     cost,
@@ -137,6 +147,8 @@ export function useChat(client: Client, store: ChatStore) {
     send,
     takeLast,
     cancel: () => controller.current?.abort(),
+    /** Whether a reply is coming now (before the next render shows it). */
+    busyNow: () => controller.current !== undefined,
     info: (text: string) => push({ role: "info", text }),
     error: (text: string) => show([...history.current, { id: transientId.current--, role: "error", text }]),
     /** Keeps the conversation's model and settings with it, once it exists. */
@@ -166,6 +178,10 @@ export function useChat(client: Client, store: ChatStore) {
     },
   };
 }
+
+export type Waiting =
+  | { kind: "first-token" }
+  | { kind: "retry"; attempt: number; of: number; waitMs: number; status: number; retryAfter?: number; since: number };
 
 function describe(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);

@@ -11,16 +11,31 @@ export function useEditor(store: ChatStore) {
   const history = useRef<ReturnType<typeof createPromptHistory>>(undefined);
   history.current ??= createPromptHistory(store.prompts());
   const prompts = history.current;
+  // Drafts thrown away with Esc Esc, newest last: Ctrl+Z brings them back.
+  const cleared = useRef<string[]>([]);
 
   return {
     draft,
     current: () => currentDraft().text,
     set: (text: string) => setDraft(draftOf(text)),
     type: (text: string) => setDraft((d) => insert(d, text)),
+    /** Empties the draft; the text is kept for `restore`. */
     clear() {
       prompts.reset();
+      const text = currentDraft().text;
+      if (text.trim()) cleared.current.push(text);
       setDraft(EMPTY);
     },
+    /** The last cleared draft back (the current one, if any, is kept in its place); false when none. */
+    restore(): boolean {
+      const text = cleared.current.pop();
+      if (text === undefined) return false;
+      if (currentDraft().text.trim()) cleared.current.unshift(currentDraft().text);
+      setDraft(draftOf(text));
+      return true;
+    },
+    /** Reverse search through the prompts typed (Ctrl+R). */
+    find: (query: string, before?: number) => prompts.find(query, before),
     /** A prompt or command that was submitted: kept for Up-arrow recall, here and in later sessions. */
     remember(text: string) {
       prompts.add(text);

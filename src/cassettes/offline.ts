@@ -12,6 +12,9 @@ export const REPLAY_KEY = "parley-replay-no-key";
 export function offline(declared: Declared): Declared {
   return {
     ...declared,
-    upstreams: declared.upstreams.map((u) => (u.kind === "mock" ? u : { ...u, settings: { apiKey: REPLAY_KEY, ...(u.settings as object) } })),
+    upstreams: declared.upstreams.map((u) => {
+      const settings = u.settings as { apiKey?: string };
+      return u.kind === "mock" || settings.apiKey ? u : { ...u, settings: { ...settings, apiKey: REPLAY_KEY } };
+    }),
   };
 }

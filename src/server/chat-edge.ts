@@ -1,4 +1,5 @@
 import type { Chat, ChatCall, ChatOutcome, EndpointCall } from "../chat.ts";
+import type { Codec } from "../formats/codec.ts";
 import type { ErrorDialect } from "../errors.ts";
 import type { Json } from "../formats/read.ts";
 import type { Logger } from "../log.ts";
@@ -8,6 +9,7 @@ import { authorize, type Guard } from "./auth.ts";
 import { jsonObject, readText } from "./body.ts";
 import type { corsHeaders } from "./cors.ts";
 import { failure, REQUEST_ID, requestId } from "./edge.ts";
+import { PROGRESS_HEADER, progressAnswer } from "./progress.ts";
 import { reply } from "./reply.ts";
 import { RequestLog } from "./request-log.ts";
 
@@ -63,12 +65,16 @@ export function chatEdge(endpoints: ChatEndpoint[], options: ChatEdgeOptions) {
       const usage = trackUsage(guard.usage, { log, request, principal }, endpoint.path);
       const caller = { endpoint: endpoint.path, key: principal.label, headers: request.headers };
       const call = { body, raw, signal: request.signal, caller, ...usage.hooks };
-      const outcome = await (endpoint.serve ? endpoint.serve(call) : chat({ ...endpoint.call!(body, request, query), ...call }))
-        .then(usage.answered, usage.failed);
-      endpoint.decorate?.(outcome, body, headers);
-      const response = reply(outcome, headers);
-      log?.finish(response.status);
-      return response;
+      const respond = (outcome: ChatOutcome) => {
+        endpoint.decorate?.(outcome, body, headers);
+        const response = reply(outcome, headers);
+        log?.finish(response.status);
+        return response;
+      };
+      if (endpoint.serve) return respond(await endpoint.serve(call).then(usage.answered, usage.failed));
+      const chatCall: ChatCall = { ...endpoint.call!(body, request, query), ...call };
+      if (wantsProgress(request, body, chatCall.output)) return await withProgress(chat, chatCall, usage, respond, headers, log);
+      return respond(await chat(chatCall).then(usage.answered, usage.failed));
     } catch (error) {
       const response = failure(error, request, headers, endpoint.dialect, { debug, log: logger });
       log?.finish(response.status);
@@ -89,6 +95,42 @@ export function chatEdge(endpoints: ChatEndpoint[], options: ChatEdgeOptions) {
       return endpoint && serve(endpoint, request, mark === -1 ? "" : url.slice(mark));
     },
   };
+}
+
+/** Progress is for a streamed OpenAI chat whose client asked for it (see progress.ts). */
+const wantsProgress = (request: Request, body: Json, output: Codec) =>
+  output.dialect === "openai-chat" && (body as { stream?: unknown }).stream === true && request.headers.get(PROGRESS_HEADER) === "1";
+
+/**
+ * The chat for a progress client: answered as always unless a retry comes first; then the
+ * response starts at once and the retries, the reply or the last error follow in it.
+ */
+function withProgress(
+  chat: Chat,
+  call: ChatCall,
+  usage: ReturnType<typeof trackUsage>,
+  respond: (outcome: ChatOutcome) => Response,
+  headers: Record<string, string>,
+  log: RequestLog | undefined,
+): Promise<Response> {
+  const early = Promise.withResolvers<Response>();
+  let progress: ReturnType<typeof progressAnswer> | undefined;
+  const work = chat({
+    ...call,
+    onRetry(retry) {
+      if (!progress) {
+        progress = progressAnswer(work, headers);
+        log?.finish(200);
+        early.resolve(progress.response());
+      }
+      progress.retry(retry);
+    },
+  }).then(usage.answered, usage.failed);
+  const normal = work.then((outcome) => (progress ? early.promise : respond(outcome)), (error) => {
+    if (progress) return early.promise;
+    throw error;
+  });
+  return Promise.race([early.promise, normal]);
 }
 
 export type ChatEdge = ReturnType<typeof chatEdge>;

@@ -50,7 +50,7 @@ describe("chatting", () => {
     await ui.until((f) => f.includes("The answer is forty-two."), "the whole reply");
     // Every frame Ink drew is kept: one showed part of the reply while it was still coming.
     const partial = ui.app.frames.find((f) => f.includes("The answer") && !f.includes("forty-two."));
-    expect(partial).toContain("waiting for gpt-4o");
+    expect(partial).toContain("gpt-4o is answering");
     await ui.until((f) => /gpt-4o · \d+\.\ds · 11 → 7 tokens/.test(f), "time and usage");
     // gpt-4o at $2.50 / $10 per million tokens: 11 in and 7 out cost $0.0000975, as the server priced it.
     await ui.until((f) => /11 → 7 tokens · \$0\.00009[78] this chat/.test(f), "the conversation's cost in the status line");
@@ -74,10 +74,13 @@ describe("chatting", () => {
     await ui.type("line one");
     await ui.type("\x1b\r");
     await ui.type("line two\nline three");
+    // Ctrl+J on its own, as a terminal sends it when typed alone.
+    await ui.type("\n");
+    await ui.type("line four");
     expect(gateway.openai.received).toHaveLength(0);
     await ui.type(ENTER);
     await ui.until(() => gateway.openai.received.length === 1, "the request");
-    expect(gateway.openai.last().body.messages[0].content).toBe("line one\nline two\nline three");
+    expect(gateway.openai.last().body.messages[0].content).toBe("line one\nline two\nline three\nline four");
   });
 
   test("Esc cancels a reply in progress and aborts the request", async () => {
@@ -265,7 +268,7 @@ describe("turns that fail or stop, and the editor", () => {
     gateway.openai.next({ kind: "stream", chunks: ["late"], firstByteMs: 2000 });
     const ui = open();
     await ui.say("never mind");
-    await ui.until((f) => f.includes("waiting for gpt-4o"), "the request");
+    await ui.until((f) => f.includes("waiting for the first token from gpt-4o"), "the request");
     await ui.type(ESC);
     await ui.until((f) => f.includes("cancelled after") && f.includes("not part of the conversation"), "the cancellation");
     await ui.say("next");
@@ -280,12 +283,17 @@ describe("turns that fail or stop, and the editor", () => {
     expect(gateway.openai.last().body.messages[0].content).toBe("hello world!!");
   });
 
-  test("Esc clears the draft when no reply is coming", async () => {
+  test("Esc asks before clearing the draft; a second Esc clears it, Ctrl+Z brings it back", async () => {
     const ui = open();
     await ui.type("a draft");
     await ui.until((f) => f.includes("> a draft"), "the draft");
     await ui.type(ESC);
-    await ui.until((f) => !f.includes("a draft"), "the draft gone");
+    await ui.until((f) => f.includes("Esc again clears the draft"), "the question");
+    expect(ui.app.lastFrame()).toContain("> a draft");
+    await ui.type(ESC);
+    await ui.until((f) => !f.includes("> a draft") && f.includes("Draft cleared"), "the draft gone");
+    await ui.type("\x1a");
+    await ui.until((f) => f.includes("> a draft"), "the draft back");
     expect(gateway.openai.received).toHaveLength(0);
   });
 

@@ -41,7 +41,9 @@ test.skipIf(!hasTmux)("editing keys, Esc, Up/Down history, multi-line editing; C
     await t.keys("C-e");
     await t.keys("C-y");
     expect(t.input()).toBe("bar qux foo");
-    // Esc with no reply running clears the draft.
+    // Esc with no reply running asks; a second Esc clears the draft.
+    await t.keys("Escape");
+    await t.until((s) => s.includes("Esc again clears the draft"), "the question");
     await t.keys("Escape");
     await t.until(() => t.input() === "", "an empty draft");
 

@@ -105,7 +105,7 @@ test.skipIf(!hasTmux)("/save, /new, /load a saved file, /history opens an earlie
 
     await t.text("/history");
     await t.keys("Enter");
-    await t.until((s) => s.includes("Open a conversation") && s.includes("#2") && s.includes("pears (1 prompt)"), "the list");
+    await t.until((s) => s.includes("Conversations · search") && s.includes("#2") && s.includes("pears (1 prompt)"), "the list");
     expect(t.screen().indexOf("#3")).toBeLessThan(t.screen().indexOf("#2 "));
     await t.keys("Down");
     await t.keys("Enter");

@@ -65,3 +65,38 @@ test("a /save'd JSON file loads back; anything else is refused with a reason", (
   expect(fromJson(JSON.stringify({ messages: [{ role: "tool", content: "x" }] }))).toContain("each message needs a role");
   expect(fromJson(JSON.stringify({ messages: [], settings: { temperature: "hot", stream: "yes" } }))).toEqual({ model: undefined, settings: { system: "", stream: true }, messages: [] });
 });
+
+test("conversations are searched by their text (a migrated database too), renamed and deleted", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "parley-store-"));
+  // A database from before search: the turns there are get indexed when it is opened.
+  const { Database } = await import("bun:sqlite");
+  const old = openStore(dir);
+  const first = old.createConversation("gpt-4o", { system: "", stream: true });
+  old.addTurn(first, { role: "user", text: "How do lighthouses work?" });
+  old.addTurn(first, { role: "assistant", text: "A Fresnel lens focuses the lamp." });
+  old.close();
+  const raw = new Database(join(dir, "chat.sqlite"));
+  raw.exec("DROP TRIGGER turns_fts_insert; DROP TRIGGER turns_fts_delete; DROP TRIGGER turns_fts_update; DROP TABLE turns_fts;");
+  raw.close();
+
+  const store = openStore(dir);
+  const second = store.createConversation("gpt-4o", { system: "", stream: true });
+  store.addTurn(second, { role: "user", text: "Bake bread" });
+  const reply = store.addTurn(second, { role: "assistant", text: "Knead" });
+  store.updateTurn({ id: reply, role: "assistant", text: "Knead the dough, then bake it." });
+
+  expect(store.search("fresnel").map((c) => [c.id, c.match])).toEqual([[first, "A [Fresnel] lens focuses the lamp."]]);
+  expect(store.search("lighth").map((c) => c.id)).toEqual([first]);
+  expect(store.search("dough bake").map((c) => c.id)).toEqual([second]);
+  expect(store.search("knead lamp")).toEqual([]);
+  expect(store.search("").map((c) => c.id)).toEqual([second, first]);
+
+  store.rename(first, "Lights at sea");
+  expect(store.search("at sea").map((c) => c.id)).toEqual([first]);
+  expect(store.conversations().find((c) => c.id === first)?.title).toBe("Lights at sea");
+
+  store.deleteConversation(second);
+  expect(store.load(second)).toBeUndefined();
+  expect(store.search("dough")).toEqual([]);
+  expect(store.conversations().map((c) => c.id)).toEqual([first]);
+});

@@ -3,8 +3,8 @@ import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SETTINGS } from "../../src/config.ts";
-import { CLI } from "../lib/cli.ts";
 import { startGateway, TEST_KEY } from "../lib/gateway.ts";
+import { PARLEY } from "./tmux.ts";
 
 // A real terminal: tmux runs `parley chat`, we type with send-keys and read the screen with capture-pane.
 const tmux = Bun.which("tmux");
@@ -32,7 +32,7 @@ async function until(check: (s: string) => boolean, what: string, ms = 15_000) {
 test.skipIf(!tmux)("parley chat in a real terminal: question, streamed answer, /model, /save, /exit", async () => {
   const dir = mkdtempSync(join(tmpdir(), "parley-term-"));
   gateway.openai.next({ kind: "stream", chunks: ["Paris ", "is ", "the ", "capital."], gapMs: 150 });
-  const command = `cd ${dir} && HOME=${dir} bun --no-env-file ${CLI} chat --server-url ${url} --api-key ${TEST_KEY} --model gpt-4o; echo "EXIT=$?"; sleep 60`;
+  const command = `cd ${dir} && HOME=${dir} ${PARLEY} chat --server-url ${url} --api-key ${TEST_KEY} --model gpt-4o; echo "EXIT=$?"; sleep 60`;
   Bun.spawnSync(["tmux", "new-session", "-d", "-s", session, "-x", "100", "-y", "30", command]);
 
   await until((s) => s.includes("parley · gpt-4o ·"), "the chat screen");
@@ -74,7 +74,7 @@ test.skipIf(!tmux)("parley config set with no arguments: pick, type (secrets mas
       await Bun.sleep(50);
     }
   };
-  Bun.spawnSync(["tmux", "new-session", "-d", "-s", name, "-x", "120", "-y", "40", `cd ${dir} && HOME=${dir} bun --no-env-file ${CLI} config set; echo "EXIT=$?"; sleep 60`]);
+  Bun.spawnSync(["tmux", "new-session", "-d", "-s", name, "-x", "120", "-y", "40", `cd ${dir} && HOME=${dir} ${PARLEY} config set; echo "EXIT=$?"; sleep 60`]);
   try {
     await wait((s) => s.includes("Which setting?"), "the prompt");
     await press("Down");

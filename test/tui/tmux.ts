@@ -1,9 +1,12 @@
 import { afterAll, beforeEach } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { CLI } from "../lib/cli.ts";
 import { startGateway } from "../lib/gateway.ts";
+
+/** What runs `parley`: the built binary PARLEY_BIN names (`bun run build` makes dist/parley), else the source. */
+export const PARLEY = process.env.PARLEY_BIN ? resolve(process.env.PARLEY_BIN) : `bun --no-env-file ${CLI}`;
 
 /**
  * A real terminal for `parley chat`: a tmux server of our own (its own socket, so its options touch
@@ -21,7 +24,7 @@ export function tmuxServer() {
     const name = `s${++count}`;
     const env = Object.entries(options.env ?? {}).map(([k, v]) => `${k}='${v}'`).join(" ");
     tmux("new-session", "-d", "-s", name, "-x", String(options.width ?? 100), "-y", String(options.height ?? 30),
-      `cd ${options.cwd} && ${env} bun --no-env-file ${CLI} ${command}; echo "EXIT=$?"; sleep 60`);
+      `cd ${options.cwd} && ${env} ${PARLEY} ${command}; echo "EXIT=$?"; sleep 60`);
     const screen = (escapes = false) => tmux("capture-pane", "-p", ...(escapes ? ["-e"] : []), "-t", name).stdout.toString();
     return {
       screen,

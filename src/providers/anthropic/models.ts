@@ -15,7 +15,7 @@ export async function listAnthropicModels(upstream: Declared<AnthropicSettings>)
   let after: string | undefined;
   for (let page = 0; page < PAGES; page++) {
     const url = `${upstream.settings.baseUrl}/v1/models?limit=1000${after ? `&after_id=${encodeURIComponent(after)}` : ""}`;
-    const response = await fetch(url, { headers, timeout: upstream.timeoutMs }).catch((error) => fetchFailed(up, error));
+    const response = await (upstream.fetch ?? fetch)(url, { headers, timeout: upstream.timeoutMs }).catch((error) => fetchFailed(up, error));
     if (!response.ok) throw upstreamErrorText(up, response.status, await response.text().catch(() => ""), response.headers.get("retry-after"));
     const body = await readUpstreamJson(up, response);
     const data = isObject(body) && Array.isArray(body.data) ? body.data : [];

@@ -20,7 +20,7 @@ export function createNative(upstream: Declared<AnthropicSettings>, up: Upstream
   const post = async (path: string, call: NativeCall) => {
     const json = call.json ?? (JSON.parse(call.body) as Json);
     const body = json.model === call.model ? call.body : renamed(call.body, json, call.model);
-    const response = await fetch(`${base}${path}`, { method: "POST", body, headers: headersOf(upstream, call.headers), signal: call.signal, timeout }).catch((error) => fetchFailed(up, error));
+    const response = await (upstream.fetch ?? fetch)(`${base}${path}`, { method: "POST", body, headers: headersOf(upstream, call.headers), signal: call.signal, timeout }).catch((error) => fetchFailed(up, error));
     if (!response.ok) throw anthropicError(up, response.status, await response.text().catch(() => ""), response.headers.get("retry-after"), true);
     return response;
   };

@@ -20,7 +20,7 @@ export function createAnthropicProvider(upstream: Declared<AnthropicSettings>): 
   const timeout = upstream.timeoutMs;
   const headers = headersOf(upstream);
   const post = async (body: string, signal: AbortSignal) => {
-    const response = await fetch(`${base}/v1/messages`, { method: "POST", body, headers, signal, timeout }).catch((error) => fetchFailed(up, error));
+    const response = await (upstream.fetch ?? fetch)(`${base}/v1/messages`, { method: "POST", body, headers, signal, timeout }).catch((error) => fetchFailed(up, error));
     if (!response.ok) throw anthropicError(up, response.status, await response.text().catch(() => ""), response.headers.get("retry-after"), false);
     return response;
   };
