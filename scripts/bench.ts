@@ -133,6 +133,21 @@ try {
       label: "Responses passthrough, POST /v1/responses, stream", kind: "passthrough",
       parley: at(parley.url, "/v1/responses", bodies.responsesStream, "responses-stream"), upstreamPath: "/v1/responses", upstreamBody: bodies.responsesStream,
     },
+    {
+      label: "Bedrock client -> Bedrock, POST /model/{id}/invoke (passed through)", kind: "passthrough",
+      parley: at(parley.url, `/model/${encodeURIComponent(CLAUDE)}/invoke`, bodies.invoke, "bedrock-invoke"),
+      upstreamPath: `/model/${encodeURIComponent(CLAUDE)}/invoke`, upstreamBody: bodies.invoke,
+    },
+    {
+      label: "Bedrock client -> Bedrock, POST /model/{id}/invoke-with-response-stream (passed through)", kind: "passthrough",
+      parley: at(parley.url, `/model/${encodeURIComponent(CLAUDE)}/invoke-with-response-stream`, bodies.invoke, "bedrock-invoke-stream"),
+      upstreamPath: `/model/${encodeURIComponent(CLAUDE)}/invoke-with-response-stream`, upstreamBody: bodies.invoke,
+    },
+    {
+      label: "Bedrock client -> Bedrock, POST /model/{id}/converse (passed through)", kind: "passthrough",
+      parley: at(parley.url, `/model/${encodeURIComponent(LLAMA)}/converse`, bodies.converse, "bedrock-converse"),
+      upstreamPath: `/model/${encodeURIComponent(LLAMA)}/converse`, upstreamBody: bodies.converse,
+    },
   ];
   if (withPeer) {
     const peer = await startPeer();

@@ -108,7 +108,7 @@ export function createChat({ config, upstreams, log, attachFiles }: ChatDeps) {
           done(reply.usage);
           return { kind: "bytes", bytes: reply.body, contentType: reply.contentType };
         }
-        const ending = { last: output.lastEvent, names: output.endEvents, error: (e: GatewayError) => output.streamEncoder(requested, request).error(e) };
+        const ending = { last: output.lastEvent, names: output.endEvents, error: (e: GatewayError) => output.streamEncoder(requested, request).error(e), write: output.writeEvents };
         const onEnd = call.onDone && ((tail: string) => done(withInput(output.usageIn?.(tail), reply.input?.())));
         return { kind: "stream", body: guardStream(reply.chunks, reply.first, ending, reply.failure, () => incomplete(provider.label), onBreak, onEnd), contentType: reply.contentType };
       }

@@ -26,6 +26,8 @@ export interface Config {
   corsOrigins: string[] | "*";
   apiKey: string | undefined;
   apiKeys: KeyEntry[];
+  /** INGRESS_AWS_CREDENTIALS: the access key AWS clients may sign Bedrock Runtime calls with, standing for API_KEY. */
+  ingressAwsCredentials?: { accessKeyId: string; secretAccessKey: string };
   /** DEFAULT_ALPHA_MODEL: the model of a request that names none. */
   defaultModel?: string;
   /** Every upstream (the spec's variables', the file's, the mock) and the file's routes. */
@@ -141,6 +143,11 @@ export const SETTINGS: readonly Setting[] = [
   {
     key: "API_KEYS", group: "keys", secret: true, help: "extra keys, each limited to scopes and optionally to a daily budget in tokens or US dollars",
     check: Object.assign((v: string) => checkKeyEntries(v), { allowed: `${KEY_SHAPE}; each name used once, not "main" or "key-…"` }),
+  },
+  {
+    key: "INGRESS_AWS_CREDENTIALS", group: "keys", secret: true,
+    check: rule("<access key id>:<secret access key>", (v) => /^[A-Za-z0-9]+:\S+$/.test(v)),
+    help: "an AWS access key (id:secret) that Bedrock Runtime clients may sign with (SigV4) instead of sending a bearer key; it stands for API_KEY",
   },
   { key: "ALPHA_API_KEY", group: "openai", aliases: ["OPENAI_API_KEY"], secret: true, check: noSpace, help: "OpenAI API key (not needed by a local server that checks none)" },
   { key: "ALPHA_BASE_URL", group: "openai", fallback: "https://api.openai.com/v1", check: url, help: "OpenAI or any OpenAI-compatible server (Ollama, vLLM, LM Studio, llama.cpp)" },
@@ -318,6 +325,7 @@ function toConfig(v: Record<string, string | undefined>, declared: Declared): Co
     corsOrigins: production ? splitList(v.CORS_ORIGINS ?? "") : "*",
     apiKey: v.API_KEY,
     apiKeys: splitList(v.API_KEYS ?? "").map((item) => parseKeyEntry(item)!),
+    ...(v.INGRESS_AWS_CREDENTIALS ? { ingressAwsCredentials: ingressCredentials(v.INGRESS_AWS_CREDENTIALS) } : {}),
     ...(v.DEFAULT_ALPHA_MODEL ? { defaultModel: v.DEFAULT_ALPHA_MODEL } : {}),
     upstreams: declared,
     files: {
@@ -473,4 +481,9 @@ function splitList(value: string): string[] {
 function splitOnce(item: string, sep: string): [string, string] {
   const at = item.indexOf(sep);
   return [item.slice(0, at).trim(), item.slice(at + 1).trim()];
+}
+
+function ingressCredentials(value: string): { accessKeyId: string; secretAccessKey: string } {
+  const at = value.indexOf(":");
+  return { accessKeyId: value.slice(0, at), secretAccessKey: value.slice(at + 1) };
 }

@@ -44,6 +44,11 @@ export const PATHS: Record<string, BenchPath> = {
   "anthropic-api-stream": { ...anthropicClient, anthropic: true, body: { model: "claude-sonnet-4-5", max_tokens: 50, stream: true, messages: hello }, upstreamPath: "/v1/messages" },
   responses: { endpoint: "/v1/responses", body: { model: "gpt-4o-mini", input: "Say hello" }, upstreamPath: "/v1/responses" },
   "responses-stream": { endpoint: "/v1/responses", body: { model: "gpt-4o-mini", stream: true, input: "Say hello" }, upstreamPath: "/v1/responses" },
+  // Bedrock's own clients (AWS SDKs, Claude Code in Bedrock mode), passed through to Bedrock.
+  "bedrock-invoke": { endpoint: `/model/${encodeURIComponent(CLAUDE)}/invoke`, body: claudeInvoke, upstreamPath: `/model/${encodeURIComponent(CLAUDE)}/invoke` },
+  "bedrock-invoke-stream": {
+    endpoint: `/model/${encodeURIComponent(CLAUDE)}/invoke-with-response-stream`, body: claudeInvoke, upstreamPath: `/model/${encodeURIComponent(CLAUDE)}/invoke-with-response-stream`,
+  },
 };
 
 /** The request parley gets on `path`, and the headers that carry `key`. */

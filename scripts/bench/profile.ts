@@ -1,5 +1,5 @@
 /**
- * `bun scripts/bench/profile.ts [--path json|stream|bedrock|anthropic|converse|mock|messages|messages-stream|responses|responses-stream] [--hop] [--no-smol]
+ * `bun scripts/bench/profile.ts [--path json|stream|bedrock|anthropic|converse|mock|messages|messages-stream|responses|responses-stream|bedrock-invoke|bedrock-invoke-stream] [--hop] [--no-smol]
  *   [--seconds 10] [--connections 32] [--keep DIR]`
  * Runs parley from source (or, with --hop, the reference hop) under `bun --cpu-prof` while wrk loads
  * one path, then prints where the CPU went: self time per function and per module, each as % of the

@@ -22,6 +22,8 @@ export interface Codec {
   endEvents?: string[];
   /** The wire dialect this codec speaks, when a provider may take it natively (same family, no conversion). */
   dialect?: Dialect;
+  /** A dialect whose stream is not server-sent events (Bedrock's event stream) writes its events itself. */
+  writeEvents?(events: SseEvent[]): Uint8Array;
   /** Token counts from the last events of a stream passed through in this dialect, if it carries them. */
   usageIn?(tail: string): Usage | undefined;
 }

@@ -20,6 +20,8 @@ export interface StreamEnding {
    */
   names?: string[];
   error: (error: GatewayError) => SseEvent[];
+  /** How the dialect writes events, when not as server-sent events. */
+  write?: (events: SseEvent[]) => Uint8Array;
 }
 
 /** Enough of a line to read an event name from it. */
@@ -69,12 +71,16 @@ export function guardStream(
   onEnd?: (tail: string) => void,
 ): ReadableStream<Uint8Array> {
   const names = ending.names;
-  const tail = names ? lastEventTail() : chunkTail();
+  const tail = names ? lastEventTail() : ending.write ? byteTail() : chunkTail();
   // A named last event counts once its blank line has come: SSE readers drop an event cut short before it.
   const complete = (text: string) => (names ? names.includes(tail.name(text)) && (text.endsWith("\n\n") || text.endsWith("\r\n\r\n")) : text.includes(ending.last));
   let gone = false;
   const fail = (controller: ReadableStreamDirectController, error: GatewayError) => {
     onBreak(error);
+    if (ending.write) {
+      controller.write(ending.write(ending.error(error)));
+      return controller.close();
+    }
     // The upstream may have stopped mid-line or mid-event: a blank line first ends whatever it left
     // open, so the error is an event of its own.
     const last = tail.last();
@@ -153,6 +159,37 @@ function chunkTail() {
         parts.push(utf8Slice.call(chunk, 0, chunk.length));
       }
       return joined(parts, "");
+    },
+    name: (_text: string) => "",
+  };
+}
+
+/** Bytes of a binary stream's end its dialect reads (Bedrock's last frames: a few hundred bytes each). */
+const BINARY_TAIL_BYTES = 4096;
+
+/**
+ * For a dialect whose stream is not SSE (Bedrock's event stream): its last BINARY_TAIL_BYTES as
+ * text, however many chunks they span. Its frames have no blank lines to find events by, and
+ * decoding every kept chunk cost more than the rest of a passed-through stream.
+ */
+function byteTail() {
+  const ring: Uint8Array[] = [];
+  let count = 0;
+  return {
+    add(chunk: Uint8Array) {
+      ring[count++ & (KEPT - 1)] = chunk;
+    },
+    last: () => (count ? ring[(count - 1) & (KEPT - 1)] : undefined),
+    text() {
+      const parts: string[] = [];
+      let left = BINARY_TAIL_BYTES;
+      for (let i = count - 1; i >= Math.max(0, count - KEPT) && left > 0; i--) {
+        const chunk = ring[i & (KEPT - 1)]!;
+        const from = Math.max(0, chunk.length - left);
+        parts.push(utf8Slice.call(chunk, from, chunk.length));
+        left -= chunk.length - from;
+      }
+      return joined(parts.slice(0, -1), parts.at(-1) ?? "");
     },
     name: (_text: string) => "",
   };

@@ -3,7 +3,7 @@ import type { ByteSource } from "../formats/sse.ts";
 import type { ChatReply, ChatRequest, EmbeddingRequest, Embeddings, InputTokens, StreamEvent, Usage } from "../ir.ts";
 
 /** A client dialect a provider may take in its own wire format, with no conversion. */
-export type Dialect = "openai-chat" | "openai-responses" | "anthropic-messages" | "openai-completions" | "openai-embeddings";
+export type Dialect = "openai-chat" | "openai-responses" | "anthropic-messages" | "openai-completions" | "openai-embeddings" | "bedrock-invoke" | "bedrock-converse";
 
 /** A same-family call: the client's body goes up as sent (or with the few edits the upstream needs). */
 export interface NativeCall {

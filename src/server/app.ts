@@ -6,6 +6,8 @@ import { openDatabase } from "../db.ts";
 import type { AccessEntry } from "./access-log.ts";
 import { createKeyring, type Guard } from "./auth.ts";
 import { chatEdge } from "./chat-edge.ts";
+import { BEDROCK_PATHS, bedrockEdge } from "./bedrock/edge.ts";
+import { createControlPlane } from "./bedrock/control.ts";
 import { cors, corsHeaders } from "./cors.ts";
 import { createRateLimiter, type RateLimiter } from "./rate-limit.ts";
 import { createRedisRateLimiter } from "./rate-limit-redis.ts";
@@ -80,7 +82,11 @@ export function createApp({ config, log, accessLog }: AppOptions) {
   const addCors = corsHeaders(config.corsOrigins, EXPOSED);
   const endpoints = [chatCompletions, messages, responses, completions, embeddings(createEmbeddings({ config, upstreams }))];
   const chats = chatEdge(endpoints, { chat, guard, log, debug: config.debug, maxBody, cors: addCors, accessLog });
-  const routes: { method: string; path: string }[] = chats.paths.map((path) => ({ method: "POST", path }));
+  const bedrock = bedrockEdge({
+    chat, guard, log, debug: config.debug, maxBody, cors: addCors, accessLog,
+    credentials: config.ingressAwsCredentials, mainKey: config.apiKey, control: createControlPlane(upstreams, discovery),
+  });
+  const routes: { method: string; path: string }[] = [...chats.paths, ...BEDROCK_PATHS].map((path) => ({ method: "POST", path }));
   const app = new Elysia({ name: "parley" })
     .use(edge({
       debug: config.debug, log, accessLog,
@@ -98,7 +104,7 @@ export function createApp({ config, log, accessLog }: AppOptions) {
     .use(usage.metrics ? metricsRoutes(usage.metrics, guard, usage.settle) : new Elysia({ name: "parley/metrics-off" }));
   routes.push(...app.routes.filter((route) => route.method !== "OPTIONS"));
   let elysia: ((request: Request) => Response | Promise<Response>) | undefined;
-  const handle = (request: Request): Promise<Response> => chats.handle(request) ?? Promise.resolve((elysia ??= app.fetch)(request));
+  const handle = (request: Request): Promise<Response> => chats.handle(request) ?? bedrock.handle(request) ?? Promise.resolve((elysia ??= app.fetch)(request));
   return {
     /** Every route but OPTIONS, for 405s and tests. */
     routes,

@@ -64,6 +64,11 @@ export function authorize(guard: Guard, request: Request, scope: Scope, headers:
   if (!key) throw unauthenticated("Missing API key: send 'Authorization: Bearer <key>' or 'x-api-key: <key>'.");
   const principal = guard.identify(key);
   if (!principal) throw unauthenticated("Invalid API key.");
+  return admit(guard, principal, scope, headers);
+}
+
+/** A known principal, checked as `authorize` checks one: its scope, its rate limit and, for chats, its budget. */
+export function admit(guard: Guard, principal: Principal, scope: Scope, headers: Record<string, string>): Principal | Promise<Principal> {
   if (guard.limit || needsBudget(guard, principal, scope)) return limited(guard, principal, scope, headers);
   return permitted(principal, scope);
 }

@@ -15,6 +15,8 @@ import * as titanRequest from "../../wire/titan/request.ts";
 import * as titanStream from "../../wire/titan/stream.ts";
 import { BEDROCK_ANTHROPIC_VERSION, createAnthropicNative } from "./native.ts";
 import { createBedrockTransport } from "./transport.ts";
+// Bedrock's own clients (AWS SDKs, Claude Code in Bedrock mode): their bodies as sent.
+import { createPassthrough } from "./passthrough.ts";
 
 /** Which wire body a Bedrock model id takes: Anthropic and Titan natively, the rest through Converse. */
 type Family = "anthropic" | "titan" | "converse";
@@ -43,6 +45,7 @@ export function createBedrockProvider(upstream: Declared<BedrockSettings>): Prov
   const transport = createBedrockTransport(upstream);
   const { up, post, events, json } = transport;
   const anthropicNative = createAnthropicNative(upstream.settings.anthropicBetas, transport);
+  const passthrough = createPassthrough(transport);
   const control = createBedrockControl(upstream);
   const families = new Map<string, Family>();
 
@@ -89,10 +92,11 @@ export function createBedrockProvider(upstream: Declared<BedrockSettings>): Prov
 
     embed: createBedrockEmbeddings(transport),
 
-    native: { "anthropic-messages": anthropicNative.messages },
+    native: { "anthropic-messages": anthropicNative.messages, "bedrock-invoke": passthrough.invoke, "bedrock-converse": passthrough.converse },
     // The model goes in the path: any Claude id (an alias, a profile from Anthropic's names) takes the client's body.
     // An opaque ARN is known to be Claude once the control plane has said so (its first call goes through the IR).
-    takesNative: (dialect, modelId) => dialect === "anthropic-messages" && (families.get(modelId) ?? family(modelId)) === "anthropic",
+    // Bedrock's own clients' bodies go to any model id.
+    takesNative: (dialect, modelId) => dialect === "bedrock-invoke" || dialect === "bedrock-converse" || (dialect === "anthropic-messages" && (families.get(modelId) ?? family(modelId)) === "anthropic"),
     countTokens: { "anthropic-messages": anthropicNative.countTokens },
   };
 }

@@ -1,0 +1,145 @@
+import type { Chat } from "../../chat.ts";
+import { GatewayError } from "../../errors.ts";
+import { invokeCodec } from "../../formats/bedrock-invoke.ts";
+import type { Codec } from "../../formats/codec.ts";
+import { converseCodec } from "../../formats/converse.ts";
+import type { SseEvent } from "../../ir.ts";
+import type { Logger } from "../../log.ts";
+import { trackUsage } from "../../usage/track.ts";
+import type { AccessEntry } from "../access-log.ts";
+import type { Guard } from "../auth.ts";
+import { jsonObject, readText } from "../body.ts";
+import type { corsHeaders } from "../cors.ts";
+import { REQUEST_ID, requestId } from "../edge.ts";
+import { reply } from "../reply.ts";
+import { RequestLog } from "../request-log.ts";
+import { bedrockPrincipal, isSigned, type IngressCredentials } from "./auth.ts";
+import type { ControlPlane } from "./control.ts";
+import { bedrockErrorResponse } from "./errors.ts";
+
+export interface BedrockEdgeOptions {
+  chat: Chat;
+  guard: Guard;
+  log: Logger;
+  debug: boolean;
+  maxBody: number;
+  cors: ReturnType<typeof corsHeaders>;
+  accessLog?: (entry: AccessEntry) => void;
+  credentials?: IngressCredentials;
+  /** API_KEY, which a signed request stands for. */
+  mainKey?: string;
+  control: ControlPlane;
+}
+
+const OPERATIONS = ["invoke", "invoke-with-response-stream", "converse", "converse-stream"] as const;
+type Operation = (typeof OPERATIONS)[number];
+const RUNTIME = /^\/model\/([^/]+)\/(invoke|invoke-with-response-stream|converse|converse-stream)$/;
+
+/** The paths as /docs and the 405 check know them. */
+export const BEDROCK_PATHS = OPERATIONS.map((op) => `/model/:id/${op}`);
+
+/**
+ * Bedrock Runtime as AWS serves it (contract 17), for the AWS SDKs and Claude Code in Bedrock
+ * mode: the four chat operations by model id, and the control plane's model lists on the same
+ * base URL. Served beside the chat edge, without a framework, with what every chat endpoint gets
+ * (an id, CORS, the body limit, the key check, usage, one log line) and Bedrock's error shapes.
+ * Returns undefined for any other request.
+ */
+export function bedrockEdge(options: BedrockEdgeOptions) {
+  const { chat, guard, log: logger, debug, maxBody, cors, accessLog, credentials, mainKey, control } = options;
+
+  async function serve(request: Request, modelId: string, op: Operation): Promise<Response> {
+    const id = requestId(request);
+    const headers: Record<string, string> = { [REQUEST_ID]: id, "x-amzn-requestid": id };
+    cors(request, headers);
+    const log = accessLog && new RequestLog(accessLog, request.method, request.url, id);
+    try {
+      // A signature covers the body: it is read first. A bearer key is checked before the body is read.
+      const raw = isSigned(request) ? await readText(request, maxBody) : undefined;
+      const principal = await bedrockPrincipal(guard, credentials, mainKey, request, raw ?? "", "chat", headers);
+      const text = raw ?? (await readText(request, maxBody));
+      const body = jsonObject(text);
+      const stream = op.endsWith("stream");
+      const codec = op.startsWith("converse") ? converseCodec(modelId, stream) : invokeCodec(modelId, stream, body);
+      const usage = trackUsage(guard.usage, { log, request, principal }, `/model/{modelId}/${op}`);
+      const outcome = await chat({ input: codec, output: codec, body, raw: text, signal: request.signal, headers: request.headers, ...usage.hooks })
+        .then(usage.answered, usage.failed);
+      const response = reply(outcome.kind === "events" ? { kind: "stream", body: frames(outcome.events, codec), contentType: EVENT_STREAM, headers: outcome.headers } : outcome, headers);
+      log?.finish(response.status);
+      return response;
+    } catch (error) {
+      const response = failure(error, request, headers);
+      log?.finish(response.status);
+      return response;
+    }
+  }
+
+  async function read(request: Request, path: string): Promise<Response> {
+    const id = requestId(request);
+    const headers: Record<string, string> = { [REQUEST_ID]: id, "x-amzn-requestid": id };
+    cors(request, headers);
+    const log = accessLog && new RequestLog(accessLog, request.method, request.url, id);
+    try {
+      await bedrockPrincipal(guard, credentials, mainKey, request, "", "models", headers);
+      const response = Response.json(control.answer(path, new URL(request.url).searchParams), { headers });
+      log?.finish(response.status);
+      return response;
+    } catch (error) {
+      const response = failure(error, request, headers);
+      log?.finish(response.status);
+      return response;
+    }
+  }
+
+  function failure(error: unknown, request: Request, headers: Record<string, string>): Response {
+    if (request.signal.aborted) return new Response(null, { status: 499, headers });
+    if (error instanceof GatewayError) return bedrockErrorResponse(error, headers, debug);
+    logger.error(`request ${headers[REQUEST_ID]} failed:`, error);
+    return bedrockErrorResponse(new GatewayError(500, "internal_server_error", `Internal error; quote request id ${headers[REQUEST_ID]} when reporting it.`), headers, debug);
+  }
+
+  return {
+    handle(request: Request): Promise<Response> | undefined {
+      const url = request.url;
+      const start = url.indexOf("/", url.indexOf("//") + 2);
+      const mark = url.indexOf("?", start);
+      const path = mark === -1 ? url.slice(start) : url.slice(start, mark);
+      if (request.method === "POST" && path.startsWith("/model/")) {
+        const match = RUNTIME.exec(path);
+        if (!match) return undefined;
+        let modelId: string;
+        try {
+          modelId = decodeURIComponent(match[1]!);
+        } catch {
+          return undefined;
+        }
+        return serve(request, modelId, match[2] as Operation);
+      }
+      if (request.method === "GET" && control.serves(path)) return read(request, path);
+      return undefined;
+    },
+  };
+}
+
+const EVENT_STREAM = "application/vnd.amazon.eventstream";
+
+/** Converted events as the dialect's event-stream frames, each written as it comes; leaving ends them. */
+function frames(events: AsyncGenerator<SseEvent>, codec: Codec): ReadableStream<Uint8Array> {
+  let gone = false;
+  return new ReadableStream<Uint8Array>({
+    type: "direct",
+    async pull(controller: ReadableStreamDirectController) {
+      for (;;) {
+        const next = await events.next();
+        if (gone) return;
+        if (next.done) return controller.close();
+        const written = controller.write(codec.writeEvents!([next.value]));
+        if (typeof written !== "number") await written;
+      }
+    },
+    async cancel() {
+      gone = true;
+      await events.return(undefined);
+    },
+  } as unknown as UnderlyingDefaultSource<Uint8Array>);
+}
