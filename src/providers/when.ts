@@ -25,8 +25,11 @@ export const WHEN: Record<keyof When, KeyType> = {
   endpoint: "string", key: "string", header: "table",
 };
 
-/** The endpoints whose requests are routed by model. */
-export const ENDPOINTS = ["/v1/chat/completions", "/v1/messages", "/v1/responses", "/v1/completions", "/v1/embeddings"];
+/** The endpoints whose requests are routed by model; Bedrock's are named as usage records name them. */
+export const ENDPOINTS = [
+  "/v1/chat/completions", "/v1/messages", "/v1/responses", "/v1/completions", "/v1/embeddings",
+  ...["invoke", "invoke-with-response-stream", "converse", "converse-stream"].map((op) => `/model/{modelId}/${op}`),
+];
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 

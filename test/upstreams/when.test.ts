@@ -106,6 +106,12 @@ when = { thinking = true }
 to = ["ollama"]
 
 [[routes]]
+name = "ingress-team"
+match = "c-ingress"
+when = { endpoint = "/model/{modelId}/converse", key = "team-*" }
+to = ["openrouter"]
+
+[[routes]]
 name = "default"
 match = "c-*"
 to = ["groq"]
@@ -308,6 +314,16 @@ describe("what a route's conditions read", () => {
     };
     expect(await complete(true)).toMatchObject({ status: 200, upstream: "ollama", route: "fim-local" });
     expect(await complete(false)).toMatchObject({ status: 200, upstream: "groq", route: "e-default" });
+  });
+
+  test("Bedrock's own operations are routed by their endpoint and key too", async () => {
+    const converse = (op: string, key?: string) => json(`/model/c-ingress/${op}`, { messages: [{ role: "user", content: [{ text: "hi" }] }] }, { key });
+    const team = await converse("converse", TEAM_KEY);
+    expect(where(team)).toMatchObject({ status: 200, upstream: "openrouter", route: "ingress-team" });
+    expect(where(await converse("converse"))).toMatchObject({ status: 200, upstream: "groq", route: "default" });
+    const streamed = await converse("converse-stream", TEAM_KEY);
+    await streamed.arrayBuffer();
+    expect(where(streamed)).toMatchObject({ status: 200, upstream: "groq", route: "default" });
   });
 
   test("/v1/models names the upstream a request without conditions takes", async () => {
