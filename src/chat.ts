@@ -24,6 +24,8 @@ export interface ChatCall {
   raw: string;
   /** The client's request headers, for a native call that reads some (`anthropic-beta`). */
   headers?: Headers;
+  /** Who asked, and where: what routes' `when` reads beside the request (contract 15). */
+  caller?: { endpoint: string; key: string; headers: Headers };
   /** Aborts when the client goes away. */
   signal: AbortSignal;
   /** Told when a stream breaks after it started: its log line says so. */
@@ -122,7 +124,8 @@ export function createChat({ config, upstreams, log, attachFiles }: ChatDeps) {
       return { kind: "events", events: relay(first, events, encoder, provider.label, call.signal, log, onBreak, done) };
     };
 
-    return (await routed<Answer>({ requested, signal: call.signal, observe: call.observe, ...(call.onRetry ? { onRetry: call.onRetry } : {}), prepare, answer })) as ChatOutcome;
+    const facts = { request, ...call.caller };
+    return (await routed<Answer>({ requested, facts, signal: call.signal, observe: call.observe, ...(call.onRetry ? { onRetry: call.onRetry } : {}), prepare, answer })) as ChatOutcome;
   };
 }
 

@@ -38,7 +38,7 @@ export function createEmbeddings({ config, upstreams }: Pick<ChatDeps, "config" 
       return { kind: "json", body: encodeEmbeddings(result, requested, request.encoding) };
     };
 
-    return (await routed<Answer>({ requested, signal: call.signal, observe: call.observe, answer })) as ChatOutcome;
+    return (await routed<Answer>({ requested, facts: { ...call.caller }, signal: call.signal, observe: call.observe, answer })) as ChatOutcome;
   };
 }
 

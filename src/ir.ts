@@ -67,6 +67,11 @@ export interface ChatRequest {
   unsupported?: string[];
   /** The answer's shape: JSON, or JSON that follows a schema. */
   responseFormat?: ResponseFormat;
+  /**
+   * The client asked the model to think first (Anthropic `thinking` enabled, `reasoning_effort` or
+   * Responses' `reasoning` set): routes' `when.thinking` reads it (contract 15).
+   */
+  thinking?: boolean;
 }
 
 export type ResponseFormat =

@@ -4,8 +4,10 @@ import { GatewayError } from "./errors.ts";
 import type { Upstream } from "./providers/kind.ts";
 import type { Live } from "./providers/live.ts";
 import type { Provider } from "./providers/provider.ts";
+import { loadTokenizer, tokenizerLoaded } from "./providers/estimate.ts";
 import { ordered, type Route, type Target } from "./providers/routes.ts";
 import { timedOut } from "./providers/upstream-errors.ts";
+import type { Facts } from "./providers/when.ts";
 
 /** Where a request went, as the request log and the usage record want it. */
 export interface Observed {
@@ -35,6 +37,8 @@ export interface Retry {
 export interface RoutedCall<T> {
   /** The model id the client asked for (after the default). */
   requested: string;
+  /** What routes' `when` reads: the decoded request, who sent it, where (contract 15). */
+  facts?: Facts;
   signal: AbortSignal;
   observe?: (info: Observed) => void;
   /** Told before each call after a failed one (only clients that asked for progress pass it). */
@@ -57,7 +61,7 @@ export function createRouted({ config, upstreams }: { config: Pick<Config, "mode
   const { cooldowns } = upstreams;
   return async function routed<T extends { headers?: Record<string, string> }>(call: RoutedCall<T>): Promise<Routed<T>> {
     const { providers, router, byName } = upstreams.current();
-    const { requested } = call;
+    const { requested, facts } = call;
     const fallbacks = config.modelFallbacks.get(requested);
     let attempts = 0;
     let since: number | undefined;
@@ -86,15 +90,17 @@ export function createRouted({ config, upstreams }: { config: Pick<Config, "mode
     };
 
     try {
-      // Most calls succeed at once: the retry loop starts only after a failure.
-      const route = router(requested);
+      // Routed once, before the first call; the fallbacks are routed with the same facts.
+      if (router.countsTokens && !tokenizerLoaded()) await loadTokenizer();
+      const route = router(requested, facts);
       const targets = ordered(route, cooldowns.cooling);
       const first: Try = { route, target: targets[0]!, again: false, key: `${targets[0]!.upstream} ${targets[0]!.model}` };
+      // Most calls succeed at once: the retry loop starts only after a failure.
       try {
         return await attempt(first);
       } catch (error) {
         const plan = (model: string, known?: Route, listed?: Target[]) => {
-          const r = known ?? router(model);
+          const r = known ?? router(model, facts);
           return { route: r, targets: listed ?? ordered(r, cooldowns.cooling), retries: byName.get((listed ?? r.targets)[0]!.upstream)?.retries ?? 0 };
         };
         const models = [requested, ...(fallbacks ?? [])];

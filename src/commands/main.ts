@@ -13,6 +13,7 @@ const main = defineCommand({
     models: () => import("./models.ts").then((m) => m.default),
     usage: () => import("./usage-report.ts").then((m) => m.default),
     upstreams: () => import("./upstreams.ts").then((m) => m.default),
+    routes: () => import("./routes.ts").then((m) => m.default),
     cassettes: () => import("./cassettes.ts").then((m) => m.default),
   },
 });

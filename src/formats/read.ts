@@ -43,6 +43,18 @@ export function stringList(body: Json, field: string): string[] | undefined {
   return value;
 }
 
+/**
+ * Whether the body asks the model to think (contract 15): Anthropic's `thinking` not disabled, or an
+ * OpenAI `reasoning_effort` / Responses `reasoning` set to anything but effort `none`.
+ */
+export function asksThinking(body: Json): boolean {
+  const { thinking, reasoning_effort: effort, reasoning } = body;
+  if (isObject(thinking)) return thinking.type !== "disabled";
+  if (effort !== undefined && effort !== null) return effort !== "none";
+  if (isObject(reasoning)) return reasoning.effort !== "none";
+  return false;
+}
+
 export function fileIds(body: Json): string[] {
   return stringList(body, "file_ids") ?? [];
 }

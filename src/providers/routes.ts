@@ -1,9 +1,11 @@
 import { closeMatches } from "../did-you-mean.ts";
 import { notFound } from "../errors.ts";
+import { matcher } from "./glob.ts";
 import type { Upstream } from "./kind.ts";
 import { KINDS } from "./kinds.ts";
 import type { FileRoute } from "./upstreams-file.ts";
 import { missing } from "./upstreams.ts";
+import { compile, countsTokens, type Facts } from "./when.ts";
 
 /** One place a request may go: an upstream, and the id it is sent there as. */
 export interface Target {
@@ -40,15 +42,24 @@ export interface Routing {
   modelRoutes: readonly { pattern: string; upstream: string }[];
 }
 
+/** Told how a request was routed, for `parley routes explain`. */
+export interface Trace {
+  /** A file route passed over: its glob did not match the id, or its `when` did not hold. */
+  skipped(route: FileRoute): void;
+  /** The step that routed the id, when it was not a file route; `early`: one that comes before them. */
+  step(how: string, early?: boolean): void;
+}
+
 /**
  * Model id -> where it goes (contract 13), first match wins: MODEL_ALIASES names the model; then
- * `<upstream>/<model>`; MODEL_ROUTES; the file's routes; the upstreams that list the id; `claude-*`
- * to the Anthropic upstreams, then Bedrock's; the built-in patterns to the upstreams of their kind.
+ * `<upstream>/<model>`; MODEL_ROUTES; the file's routes whose `when` holds for the request's facts
+ * (contract 15; without facts, only those with no `when`); the upstreams that list the id;
+ * `claude-*` to the Anthropic upstreams, then Bedrock's; the built-in patterns to the upstreams of their kind.
  */
 export function createRouter({ upstreams, routes, modelAliases, modelRoutes }: Routing, known: Known = NOTHING_KNOWN) {
   const byName = new Map(upstreams.map((u) => [u.name, u]));
-  const custom = modelRoutes.map(({ pattern, upstream }) => ({ test: glob(pattern), upstream: byName.get(upstream)! }));
-  const file = routes.map((route) => ({ route, test: route.match === undefined ? undefined : glob(route.match) }));
+  const custom = modelRoutes.map(({ pattern, upstream }) => ({ test: matcher(pattern), upstream: byName.get(upstream)! }));
+  const file = routes.map((route) => ({ route, test: route.match === undefined ? undefined : matcher(route.match), holds: route.when && compile(route.when) }));
   // Of several upstreams of a kind, the configured ones; none: the first, whose call says what to set.
   const usable = (of: Upstream[]) => {
     const ready = of.filter((u) => !missing(u));
@@ -57,7 +68,7 @@ export function createRouter({ upstreams, routes, modelAliases, modelRoutes }: R
   const claude = usable(upstreams.filter((u) => KINDS[u.kind].claude !== undefined).sort((a, b) => KINDS[a.kind].claude! - KINDS[b.kind].claude!));
   const builtIn = (Object.keys(KINDS) as (keyof typeof KINDS)[]).flatMap((kind) => {
     const of = usable(upstreams.filter((u) => u.kind === kind));
-    return of.length ? (KINDS[kind].patterns ?? []).map((pattern) => ({ pattern, of })) : [];
+    return of.length ? (KINDS[kind].patterns ?? []).map((pattern) => ({ pattern, of, kind })) : [];
   });
   const target = (upstream: Upstream, model: string, weight?: number): Target => {
     const named = KINDS[upstream.kind].modelFor?.(model, upstream.settings) ?? model;
@@ -75,17 +86,26 @@ export function createRouter({ upstreams, routes, modelAliases, modelRoutes }: R
     return some.length ? some : route.to;
   };
 
-  return function route(requested: string): Route {
+  function route(requested: string, facts?: Facts, trace?: Trace): Route {
     // No upstream has an id with a lone surrogate, and no URL path or header can carry one.
     if (!requested.isWellFormed()) throw unknownModel(requested, known.ids());
     const model = modelAliases.get(requested) ?? requested;
     const slash = model.indexOf("/");
     const addressed = slash > 0 && slash < model.length - 1 ? byName.get(model.slice(0, slash)) : undefined;
-    if (addressed) return to(requested, [addressed], KINDS[addressed.kind].wholeIds ? model : model.slice(slash + 1));
-    const routed = custom.find((c) => c.test.test(model));
-    if (routed) return to(requested, [routed.upstream], model);
-    for (const { route, test } of file) {
-      if (test && !test.test(model)) continue;
+    if (addressed) {
+      trace?.step(`'${model.slice(0, slash)}/' naming the upstream`, true);
+      return to(requested, [addressed], KINDS[addressed.kind].wholeIds ? model : model.slice(slash + 1));
+    }
+    const routed = custom.find((c) => c.test(model));
+    if (routed) {
+      trace?.step("MODEL_ROUTES", true);
+      return to(requested, [routed.upstream], model);
+    }
+    for (const { route, test, holds } of file) {
+      if ((test && !test(model)) || (holds && !(facts && holds(facts)))) {
+        trace?.skipped(route);
+        continue;
+      }
       const sent = route.model ?? model;
       return { requested, name: route.name, targets: ready(route).map((t) => target(byName.get(t.upstream)!, t.model ?? sent, t.weight)), weighted: route.weighted };
     }
@@ -94,11 +114,19 @@ export function createRouter({ upstreams, routes, modelAliases, modelRoutes }: R
     const listed = listing.length ? listing.flatMap((name) => byName.get(name) ?? []) : [];
     // A Claude name Anthropic's API lists still fails over to Bedrock, which lists it by another id.
     const claudes = model.startsWith("claude-") && listed.every((u) => KINDS[u.kind].claude !== undefined) ? serving(claude, model).filter((u) => !listed.includes(u)) : [];
-    if (listed.length || claudes.length) return to(requested, [...listed, ...claudes], model);
+    if (listed.length || claudes.length) {
+      trace?.step(listed.length ? "the upstreams that list the id" : "claude-* to the Claude upstreams");
+      return to(requested, [...listed, ...claudes], model);
+    }
     const matched = builtIn.find(({ pattern }) => pattern.test(model));
-    if (matched) return to(requested, serving(matched.of, model), model);
+    if (matched) {
+      trace?.step(`the built-in model names of kind ${matched.kind}`);
+      return to(requested, serving(matched.of, model), model);
+    }
     throw unknownModel(requested, known.ids());
-  };
+  }
+  /** Some route asks for a token count: the tokenizer must be loaded before routing. */
+  return Object.assign(route, { countsTokens: routes.some((r) => countsTokens(r.when)) });
 }
 
 export type Router = ReturnType<typeof createRouter>;
@@ -133,9 +161,4 @@ function unknownModel(requested: string, ids: string[]) {
   const hint = near.length ? ` Did you mean ${near.map((id) => `'${id}'`).join(", ")}?` : "";
   const quoted = requested.length > QUOTED ? `${requested.slice(0, QUOTED)}…' (${requested.length} characters)` : `${requested}'`;
   return notFound(`The model '${quoted} is not routed to any upstream.${hint} Use an id from GET /v1/models, <upstream>/<model>, or route it with MODEL_ROUTES (pattern=upstream), a route in parley.toml, or MODEL_ALIASES (alias=model).`);
-}
-
-function glob(pattern: string): RegExp {
-  const source = pattern.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*");
-  return new RegExp(`^${source}$`);
 }

@@ -1,6 +1,8 @@
 import { closest } from "../did-you-mean.ts";
 import type { KeyType, KindName } from "./kind.ts";
+import { isTable, typeError, unknownKey } from "./file-values.ts";
 import { isKind, KINDS } from "./kinds.ts";
+import { readWhen, type When } from "./when.ts";
 
 /** An upstream's table as the file gives it: checked, `${VAR}`s expanded, not yet a kind's settings. */
 export interface FileUpstream {
@@ -20,6 +22,10 @@ export interface FileRoute {
   model?: string;
   to: { upstream: string; weight?: number; model?: string }[];
   weighted: boolean;
+  /** Conditions on the request, all of which must hold (contract 15); absent: always. */
+  when?: When;
+  /** Where the file declares it. */
+  line: number;
 }
 
 export interface UpstreamsFile {
@@ -33,7 +39,7 @@ export class FileError extends Error {}
 
 const NAME = /^[a-z0-9][a-z0-9_-]*$/;
 export const COMMON: Record<string, KeyType> = { kind: "string", models: "strings", discover: "boolean", timeout_ms: "integer", retries: "integer", headers: "table" };
-export const ROUTE: Record<string, KeyType> = { name: "string", match: "string", model: "string", to: "string" };
+export const ROUTE: Record<string, KeyType> = { name: "string", match: "string", model: "string", to: "string", when: "table" };
 export const TARGET: Record<string, KeyType> = { upstream: "string", weight: "integer", model: "string" };
 
 const isUrl = (v: unknown) => typeof v === "string" && /^https?:\/\/[^\s/]+/.test(v) && URL.canParse(v);
@@ -110,8 +116,11 @@ export function readUpstreamsFile(path: string, text: string, lookup: (name: str
     const route = raw as Record<string, unknown>;
     for (const [key, value] of Object.entries(route)) {
       if (!Object.hasOwn(ROUTE, key)) fail(at(key), unknownKey(key, Object.keys(ROUTE), "in [[routes]]"));
-      if (key !== "to" && typeError(value, ROUTE[key]!)) fail(at(key), `${key} in [[routes]] must be ${typeError(value, ROUTE[key]!)}`);
+      if (key !== "to" && key !== "when" && typeError(value, ROUTE[key]!)) fail(at(key), `${key} in [[routes]] must be ${typeError(value, ROUTE[key]!)}`);
     }
+    // Keys written after a [routes.when] header belong to the when table, not to the route.
+    const strayed = isTable(route.when) ? Object.keys(route.when).find((key) => Object.hasOwn(ROUTE, key)) : undefined;
+    if (strayed) fail(lineWithin(lines, at(), strayed), `${strayed} = … follows [routes.when], so it is read as a condition: put the route's own keys before [routes.when], or write when = { … } on one line`);
     if (route.to === undefined) fail(at(), "a route needs to = [\"<upstream>\", …]");
     const expanded = expand(route, (variable, key) => lookup(variable) ?? fail(at(key), `\${${variable}} is not set (used in [[routes]] ${key})`));
     const list = typeof expanded.to === "string" ? [expanded.to] : expanded.to;
@@ -132,40 +141,21 @@ export function readUpstreamsFile(path: string, text: string, lookup: (name: str
       if (entry.weight !== undefined && !((entry.weight as number) > 0)) fail(at("to"), "weight must be a positive integer");
       return { upstream, ...(entry.weight !== undefined ? { weight: entry.weight as number } : {}), ...(entry.model !== undefined ? { model: entry.model as string } : {}) };
     });
+    const when = expanded.when === undefined ? undefined : readWhen(expanded.when, (key, message) => fail(key === undefined ? at("when") : lineWithin(lines, at(), key), message));
     return {
       name: typeof expanded.name === "string" ? expanded.name : String(index + 1),
       ...(expanded.match !== undefined ? { match: expanded.match as string } : {}),
       ...(expanded.model !== undefined ? { model: expanded.model as string } : {}),
       to,
       weighted: to.some((t) => t.weight !== undefined),
+      ...(when ? { when } : {}),
+      line: at(),
     };
   });
   return { path, upstreams, routes };
 }
 
-const isTable = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 const quoted = (names: string[]) => names.map((n) => `"${n}"`).join(", ");
-
-function unknownKey(key: string, known: string[], where: string): string {
-  const near = closest(key, known);
-  return `unknown key '${key}' ${where}${near ? ` (did you mean '${near}'?)` : ""}; known keys: ${known.join(", ")}`;
-}
-
-/** What a value should be, when it is not. */
-function typeError(value: unknown, type: KeyType): string | undefined {
-  switch (type) {
-    case "string":
-      return typeof value === "string" ? undefined : "a string";
-    case "boolean":
-      return typeof value === "boolean" ? undefined : "true or false";
-    case "integer":
-      return Number.isInteger(value) && (value as number) >= 0 ? undefined : "a whole number";
-    case "strings":
-      return Array.isArray(value) && value.every((v) => typeof v === "string") ? undefined : "an array of strings";
-    case "table":
-      return isTable(value) && Object.values(value).every((v) => typeof v === "string") ? undefined : "a table of strings";
-  }
-}
 
 /** Every `${VAR}` in the table's strings, read; `missing` fails for an unset one. */
 function expand(table: Record<string, unknown>, read: (variable: string, key: string) => string): Record<string, unknown> {
@@ -211,6 +201,20 @@ const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /** The parser's message, less the text it choked on: that may be a secret written without quotes. */
 const syntaxMessage = (error: unknown) => (error as Error).message.replace(/^TOML Parse error: /, "").replace(/:\s*".*"$/, "");
+
+/**
+ * The line of a key inside the table that starts at line `from` (1-based), its sub-tables included
+ * (`[routes.when]`, `when = { … }`, `when.thinking = …`): the table ends at the next `[[` or a header of another table.
+ */
+function lineWithin(lines: string[], from: number, key: string): number {
+  const assigns = new RegExp(`(^|[\\s{,.])["']?${escape(key)}["']?\\s*=`, "i");
+  for (let i = from; i < lines.length; i++) {
+    const line = lines[i]!.trim();
+    if (line.startsWith("[[") || (line.startsWith("[") && !/^\[\s*routes\s*\./.test(line))) break;
+    if (assigns.test(line)) return i + 1;
+  }
+  return from;
+}
 
 /**
  * The line a syntax error is on: the first prefix of the file (in whole lines, each with its newline:

@@ -15,6 +15,8 @@ export interface AccessEntry {
   id: string;
   model?: string;
   provider?: string;
+  /** The `[[routes]]` entry that routed it: its name, else its place. */
+  route?: string;
   upstream_ms?: number;
   /** Upstream calls it took, when more than one (retries, fallbacks). */
   attempts?: number;
@@ -47,6 +49,7 @@ export function createAccessLog({ tag, upstream = false, format = "text" }: Acce
     let line = `${prefix}${timestamp(e.at)} ${e.method} ${target(e.url)} ${e.status} ${e.ms.toFixed(1)}ms`;
     if (e.model) line += ` model=${e.model}`;
     if (e.provider) line += ` provider=${e.provider}`;
+    if (e.route) line += ` route=${quoteIfNeeded(e.route)}`;
     if (upstream && e.upstream_ms !== undefined) line += ` upstream_ms=${e.upstream_ms}`;
     if (e.attempts !== undefined && e.attempts > 1) line += ` attempts=${e.attempts}`;
     if (e.broken) line += ` stream=broken reason=${JSON.stringify(e.broken)}`;
@@ -58,6 +61,7 @@ export function createAccessLog({ tag, upstream = false, format = "text" }: Acce
     Object.assign(line, { event: "request", method: e.method, path: target(e.url), status: e.status, ms: Number(e.ms.toFixed(1)) });
     if (e.model) line.model = e.model;
     if (e.provider) line.provider = e.provider;
+    if (e.route) line.route = e.route;
     if (upstream && e.upstream_ms !== undefined) line.upstream_ms = e.upstream_ms;
     if (e.attempts !== undefined && e.attempts > 1) line.attempts = e.attempts;
     if (e.broken) Object.assign(line, { stream: "broken", reason: e.broken });
@@ -84,6 +88,9 @@ export function createAccessLog({ tag, upstream = false, format = "text" }: Acce
     pending.push(entry);
   };
 }
+
+/** A route's name as one `key=value` word: quoted when it holds a space, a quote or `=`. */
+const quoteIfNeeded = (value: string) => (/[\s"=]/.test(value) || value === "" ? JSON.stringify(value) : value);
 
 /** Query parameters whose values are never logged. */
 const SECRET_PARAM = /key|token|secret|passw|auth|sig|credential|session/i;

@@ -63,7 +63,8 @@ export function chatEdge(endpoints: ChatEndpoint[], options: ChatEdgeOptions) {
       const raw = await readText(request, maxBody);
       const body = jsonObject(raw);
       const usage = trackUsage(guard.usage, { log, request, principal }, endpoint.path);
-      const call = { body, raw, signal: request.signal, ...usage.hooks };
+      const caller = { endpoint: endpoint.path, key: principal.label, headers: request.headers };
+      const call = { body, raw, signal: request.signal, caller, ...usage.hooks };
       const respond = (outcome: ChatOutcome) => {
         endpoint.decorate?.(outcome, body, headers);
         const response = reply(outcome, headers);

@@ -2,7 +2,7 @@ import { clip } from "../log.ts";
 import type { AccessEntry } from "./access-log.ts";
 
 /** What a chat adds to its request's log line (never secrets or content). */
-export type LogFields = Pick<AccessEntry, "model" | "provider" | "upstream_ms" | "attempts" | "broken">;
+export type LogFields = Pick<AccessEntry, "model" | "provider" | "route" | "upstream_ms" | "attempts" | "broken">;
 
 /**
  * One request's log line: fields are noted as the request goes, the line is written once the
@@ -29,8 +29,8 @@ export class RequestLog {
 
   finish(status: number): void {
     if (this.written) return;
-    const { model, provider, upstream_ms, attempts, broken } = this.fields;
-    this.written = { at: this.at, method: this.method, url: this.url, status, ms: performance.now() - this.start, id: this.id, model: model && clip(model), provider, upstream_ms, attempts, broken };
+    const { model, provider, route, upstream_ms, attempts, broken } = this.fields;
+    this.written = { at: this.at, method: this.method, url: this.url, status, ms: performance.now() - this.start, id: this.id, model: model && clip(model), provider, route, upstream_ms, attempts, broken };
     this.write(this.written);
   }
 }

@@ -1,7 +1,7 @@
 import type { Database } from "bun:sqlite";
 import { createUsageTable } from "./recorder.ts";
 
-export const GROUPINGS = ["model", "upstream", "key", "day", "tag"] as const;
+export const GROUPINGS = ["model", "upstream", "key", "day", "tag", "route"] as const;
 export type Grouping = (typeof GROUPINGS)[number];
 
 export interface UsageRow {
@@ -28,6 +28,7 @@ const GROUP_SQL: Record<Grouping, string> = {
   key: "key_label",
   day: "strftime('%Y-%m-%d', time / 1000, 'unixepoch')",
   tag: "tag",
+  route: "route",
 };
 
 /** Usage since a moment (Unix seconds), one row per group: days in order, the rest busiest first. */

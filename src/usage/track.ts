@@ -79,6 +79,7 @@ export function trackUsage(service: UsageService | undefined, { log, request, pr
         cache_read_tokens: tokens ? tokens.cacheRead : null, cache_write_tokens: tokens ? tokens.cacheWrite : null,
         cost_usd: cost, status, outcome, latency_ms: latency,
         ttft_ms: stream ? Math.round(observed.at - start) : null, attempts: observed.attempts, tag: tagOf(request),
+        route: observed.route ?? null,
       });
     });
   }

@@ -3,15 +3,16 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { KINDS } from "../../src/providers/kinds.ts";
 import { COMMON, readUpstreamsFile, ROUTE, TARGET } from "../../src/providers/upstreams-file.ts";
+import { WHEN } from "../../src/providers/when.ts";
 
 const root = join(import.meta.dir, "../..");
 const page = readFileSync(join(root, "docs/upstreams.md"), "utf8");
 const tomlBlocks = (text: string) => [...text.matchAll(/```toml\n([\s\S]*?)```/g)].map((m) => m[1]!);
-const env: Record<string, string> = { OPENAI_API_KEY: "sk-x", ANTHROPIC_API_KEY: "sk-ant-x", US_KEY_ID: "a", US_SECRET: "b", EU_KEY_ID: "c", EU_SECRET: "d" };
+const env: Record<string, string> = { OPENAI_API_KEY: "sk-x", ANTHROPIC_API_KEY: "sk-ant-x", US_KEY_ID: "a", US_SECRET: "b", EU_KEY_ID: "c", EU_SECRET: "d", OPENROUTER_API_KEY: "e", DEEPSEEK_API_KEY: "f", TEAM_A_KEY: "g" };
 
 describe("docs/upstreams.md and the code agree", () => {
   test("every key an upstream or a route takes is in the reference", () => {
-    const keys = [...Object.keys(COMMON), ...Object.keys(ROUTE), ...Object.keys(TARGET), ...Object.values(KINDS).flatMap((k) => Object.keys(k.keys))];
+    const keys = [...Object.keys(COMMON), ...Object.keys(ROUTE), ...Object.keys(TARGET), ...Object.keys(WHEN), ...Object.values(KINDS).flatMap((k) => Object.keys(k.keys))];
     const missing = keys.filter((key) => !page.includes(`\`${key}\``));
     expect(missing).toEqual([]);
   });

@@ -61,8 +61,10 @@ export function bedrockEdge(options: BedrockEdgeOptions) {
       const body = jsonObject(text);
       const stream = op.endsWith("stream");
       const codec = op.startsWith("converse") ? converseCodec(modelId, stream) : invokeCodec(modelId, stream, body);
-      const usage = trackUsage(guard.usage, { log, request, principal }, `/model/{modelId}/${op}`);
-      const outcome = await chat({ input: codec, output: codec, body, raw: text, signal: request.signal, headers: request.headers, ...usage.hooks })
+      const endpoint = `/model/{modelId}/${op}`;
+      const usage = trackUsage(guard.usage, { log, request, principal }, endpoint);
+      const caller = { endpoint, key: principal.label, headers: request.headers };
+      const outcome = await chat({ input: codec, output: codec, body, raw: text, signal: request.signal, headers: request.headers, caller, ...usage.hooks })
         .then(usage.answered, usage.failed);
       const response = reply(outcome.kind === "events" ? { kind: "stream", body: frames(outcome.events, codec), contentType: EVENT_STREAM, headers: outcome.headers } : outcome, headers);
       log?.finish(response.status);

@@ -11,14 +11,14 @@ export function countTokensRoutes(guard: Guard, count: TokenCounter) {
     .use(auth(guard))
     .post(
       "/v1/messages/count_tokens",
-      async ({ request, set }) => {
+      async ({ request, set, principal }) => {
         const headers = set.headers as Record<string, string>;
         headers["request-id"] = headers[REQUEST_ID]!;
         const raw = await request.text();
         const body = jsonObject(raw);
         // A count needs no max_tokens; the decoder, written for messages, does.
         const decoded = anthropic.decodeRequest({ ...body, max_tokens: body.max_tokens ?? 1 });
-        const { tokens, estimate } = await count({ request: decoded, raw, dialect: "anthropic-messages", headers: request.headers, signal: request.signal });
+        const { tokens, estimate } = await count({ request: decoded, raw, dialect: "anthropic-messages", headers: request.headers, signal: request.signal, key: principal.label, endpoint: "/v1/messages" });
         if (estimate) headers["x-parley-token-count"] = "estimate";
         return { input_tokens: tokens };
       },

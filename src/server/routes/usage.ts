@@ -4,7 +4,7 @@ import type { UsageService } from "../../usage/service.ts";
 import { GROUPINGS, isGrouping, parseSince, SINCE_HELP, summarize } from "../../usage/summary.ts";
 import { auth, type Guard } from "../auth.ts";
 
-/** GET /v1/usage?since=7d&by=model|upstream|key|day|tag: what was used, and what it cost (contract 12). */
+/** GET /v1/usage?since=7d&by=model|upstream|key|day|tag|route: what was used, and what it cost (contract 12). */
 export function usageRoutes(service: UsageService, guard: Guard) {
   return new Elysia({ name: "parley/usage" })
     .use(auth(guard))
@@ -22,7 +22,7 @@ export function usageRoutes(service: UsageService, guard: Guard) {
       {
         scope: "usage",
         detail: {
-          summary: "Usage and cost, grouped by model, upstream, key, day or tag",
+          summary: "Usage and cost, grouped by model, upstream, key, day, tag or route",
           tags: ["usage"],
           parameters: [
             { name: "since", in: "query", required: false, schema: { type: "string", default: "7d" }, description: SINCE_HELP },

@@ -1,6 +1,6 @@
 import { invalidRequest, validationError } from "../../errors.ts";
 import {
-  fileIds, isObject, messageList, numberIn, objectList, optionalBoolean, optionalString, positiveInt, stringList, type Json,
+  asksThinking, fileIds, isObject, messageList, numberIn, objectList, optionalBoolean, optionalString, positiveInt, stringList, type Json,
 } from "../../formats/read.ts";
 import { pushSystem, type ChatRequest, type Message, type Part, type ResponseFormat, type Tool, type ToolChoice } from "../../ir.ts";
 
@@ -56,6 +56,7 @@ export function decodeRequest(body: Json, options: DecodeOptions = API): ChatReq
     fileIds: options.files ? fileIds(body) : [],
     responseFormat: decodeOutputFormat(body.output_format),
     ...(unsupported.length ? { unsupported } : {}),
+    ...(asksThinking(body) ? { thinking: true } : {}),
   };
 }
 

@@ -1,6 +1,6 @@
 import { validationError } from "../../errors.ts";
 import {
-  fileIds, isObject, messageList, numberIn, objectList, optionalBoolean, optionalString, parseDataUrl, positiveInt, stringList,
+  asksThinking, fileIds, isObject, messageList, numberIn, objectList, optionalBoolean, optionalString, parseDataUrl, positiveInt, stringList,
   type Json,
 } from "../../formats/read.ts";
 import { pushSystem, type ChatRequest, type Message, type Part, type ResponseFormat, type Tool, type ToolChoice } from "../../ir.ts";
@@ -46,6 +46,7 @@ export function decodeRequest(body: Json): ChatRequest {
     fileIds: fileIds(body),
     ...(body.parallel_tool_calls === false ? { parallelToolCalls: false } : {}),
     responseFormat: decodeResponseFormat(body.response_format),
+    ...(asksThinking(body) ? { thinking: true } : {}),
   };
 }
 

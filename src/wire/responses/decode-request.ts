@@ -1,5 +1,5 @@
 import { invalidRequest, validationError } from "../../errors.ts";
-import { isObject, numberIn, objectList, optionalBoolean, optionalString, parseDataUrl, positiveInt, type Json } from "../../formats/read.ts";
+import { asksThinking, isObject, numberIn, objectList, optionalBoolean, optionalString, parseDataUrl, positiveInt, type Json } from "../../formats/read.ts";
 import { pushSystem, textOf, type ChatRequest, type Message, type Part, type Tool, type ToolChoice } from "../../ir.ts";
 
 /**
@@ -56,6 +56,7 @@ export function decodeRequest(body: Json): ChatRequest {
     includeUsage: true,
     fileIds: [],
     ...(needsNative ? { needsNative } : {}),
+    ...(asksThinking(body) ? { thinking: true } : {}),
   };
 }
 
