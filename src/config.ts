@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { parse as parseDotenv } from "dotenv";
 import type { AwsSettings } from "./aws.ts";
 import type { CassetteMode, CassetteSettings } from "./cassettes/cassettes.ts";
-import { offline } from "./cassettes/offline.ts";
+import { offline, REPLAY_KEY } from "./cassettes/offline.ts";
 import { declareUpstreams, SPEC_UPSTREAMS, upstreamNamed, type Declared } from "./providers/upstreams.ts";
 import { FileError, readUpstreamsFile } from "./providers/upstreams-file.ts";
 
@@ -268,8 +268,10 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
     for (const [, layer] of layers) if (layer[name] !== undefined) return layer[name];
   };
   const upstreamsFile = upstreamsFileOf(values.PARLEY_UPSTREAMS, cwd, configDir);
-  const declared = upstreams(values, upstreamsFile, lookup);
-  const config = toConfig(values, values.PARLEY_CASSETTES && values.PARLEY_CASSETTE_MODE!.toLowerCase() === "replay" ? offline(declared) : declared);
+  // Replay calls no upstream: the file's keys may be unset (`${OPENAI_API_KEY}` in CI, where there is none).
+  const replay = !!values.PARLEY_CASSETTES && values.PARLEY_CASSETTE_MODE!.toLowerCase() === "replay";
+  const declared = upstreams(values, upstreamsFile, replay ? (name) => lookup(name) ?? REPLAY_KEY : lookup, replay);
+  const config = toConfig(values, replay ? offline(declared) : declared);
   return { config, entries, configFile, ...(upstreamsFile ? { upstreamsFile } : {}) };
 }
 
@@ -291,10 +293,10 @@ function upstreamsFileOf(given: string | undefined, cwd: string, configDir: stri
   return [join(cwd, "parley.toml"), join(configDir, "parley.toml")].find((path) => existsSync(path));
 }
 
-function upstreams(v: Record<string, string | undefined>, path: string | undefined, lookup: (name: string) => string | undefined): Declared {
+function upstreams(v: Record<string, string | undefined>, path: string | undefined, lookup: (name: string) => string | undefined, replay = false): Declared {
   const defaults = { timeoutMs: Number(v.UPSTREAM_TIMEOUT_MS), retries: Number(v.UPSTREAM_RETRIES) };
   try {
-    const file = path ? readUpstreamsFile(path, readText(path), lookup, SPEC_UPSTREAMS) : undefined;
+    const file = path ? readUpstreamsFile(path, readText(path), lookup, SPEC_UPSTREAMS, replay) : undefined;
     return declareUpstreams(v, defaults, file);
   } catch (error) {
     if (error instanceof FileError) throw new ConfigError(error.message);

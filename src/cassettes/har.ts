@@ -62,7 +62,7 @@ export interface Chunk {
 export const emptyHar = (): Har => ({ log: { version: "1.2", creator: { name: "parley", version: VERSION }, entries: [] } });
 
 /** Names of headers and query parameters that carry secrets: never written. */
-const SECRET = /auth|cookie|key|token|secret|signature|credential|password|session|^sig$/i;
+const SECRET = /auth|cookie|key|token|secret|signature|credential|password|session|organization|project|^sig$/i;
 
 /** The headers worth writing down: none that proves who parley is. */
 export function safeHeaders(headers: HeadersInit | undefined): NameValue[] {
@@ -74,6 +74,8 @@ export function safeHeaders(headers: HeadersInit | undefined): NameValue[] {
 /** The URL with its secret query values replaced, and its query as HAR lists it. */
 export function safeUrl(raw: string): { url: string; queryString: NameValue[] } {
   const url = new URL(raw);
+  // A password in the upstream's URL (`http://user:secret@host`) is never written either.
+  if (url.password) url.password = "REDACTED";
   const queryString: NameValue[] = [];
   for (const [name, value] of url.searchParams) {
     const safe = SECRET.test(name) ? "REDACTED" : value;

@@ -39,9 +39,11 @@ export default defineCommand({
 function entriesOf(file: string): HarEntry[] {
   try {
     const har = JSON.parse(readFileSync(file, "utf8")) as Har;
-    if (Array.isArray(har?.log?.entries)) return har.log.entries;
+    const entries = har?.log?.entries;
+    // Each entry as parley writes them: a request with a URL and a method, a response with a status and content.
+    if (Array.isArray(entries) && entries.every((e) => typeof e?.request?.method === "string" && URL.canParse(e?.request?.url) && typeof e?.response?.status === "number" && typeof e?.response?.content === "object")) return entries;
   } catch {} // reported below
-  return exitUsage(`${file} is not a HAR file`);
+  return exitUsage(`${file} is not a HAR file parley wrote (each entry needs request.method, request.url, response.status and response.content)`);
 }
 
 function rowOf(cassette: string, entry: HarEntry): Row {

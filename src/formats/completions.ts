@@ -1,3 +1,4 @@
+import { invalidRequest, validationError } from "../errors.ts";
 import { textOf, type ChatReply, type ChatRequest, type Finish, type SseEvent } from "../ir.ts";
 import { randomId, type Codec, type StreamEncoder } from "./codec.ts";
 import { usageIn } from "../wire/openai-chat/usage.ts";
@@ -16,6 +17,8 @@ const ONLY_NATIVE = { field: "model", reason: "POST /v1/completions is served by
 
 function decodeRequest(body: Json): ChatRequest {
   const prompt = body.prompt;
+  if (prompt === undefined) throw invalidRequest("Missing required field 'prompt'.", "prompt: required");
+  if (typeof prompt !== "string" && !Array.isArray(prompt)) throw validationError("prompt", "must be a string, an array of strings, or token arrays");
   // Token arrays and several prompts pass through to an OpenAI-compatible server untouched; the mock reads one text.
   const text = typeof prompt === "string" ? prompt : Array.isArray(prompt) && typeof prompt[0] === "string" ? prompt[0] : "";
   const streamOptions = isObject(body.stream_options) ? body.stream_options : {};

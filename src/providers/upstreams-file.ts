@@ -59,7 +59,7 @@ const VALUES: Record<string, [ok: (value: unknown) => boolean, allowed: string]>
  * mistake throws a FileError naming the line. Bun's TOML parser says what is wrong but not where
  * (its line and column are not the error's), so the lines are found here by hand.
  */
-export function readUpstreamsFile(path: string, text: string, lookup: (name: string) => string | undefined, declared: readonly string[] = []): UpstreamsFile {
+export function readUpstreamsFile(path: string, text: string, lookup: (name: string) => string | undefined, declared: readonly string[] = [], keyless = false): UpstreamsFile {
   const lines = text.split(/\r?\n/);
   const fail = (line: number, message: string): never => {
     throw new FileError(`${path}:${line}: ${message}`);
@@ -98,7 +98,8 @@ export function readUpstreamsFile(path: string, text: string, lookup: (name: str
       const wrong = typeError(value, keys[key]!);
       if (wrong) fail(at(key), `${key} in [upstreams.${name}] must be ${wrong}`);
     }
-    for (const key of KINDS[kind].required) if (table[key] === undefined) fail(at(), `[upstreams.${name}] (kind ${kind}) needs ${key}`);
+    // `keyless` (replay: no call goes out): a required secret may be left out.
+    for (const key of KINDS[kind].required) if (table[key] === undefined && !(keyless && KINDS[kind].secrets.includes(key))) fail(at(), `[upstreams.${name}] (kind ${kind}) needs ${key}`);
     const expanded = expand(table, (variable, key) => lookup(variable) ?? fail(at(key), `\${${variable}} is not set (used in [upstreams.${name}] ${key})`));
     for (const [key, value] of Object.entries(expanded)) {
       const rule = Object.hasOwn(VALUES, key) ? VALUES[key]! : undefined;
