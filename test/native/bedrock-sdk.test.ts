@@ -282,3 +282,12 @@ test("GET /inference-profiles and /foundation-models answer in Bedrock's shape f
   expect(missing.status).toBe(404);
   expect(missing.headers.get("x-amzn-errortype")).toStartWith("ResourceNotFoundException");
 });
+
+describe("a passthrough keeps the client's Bedrock headers", () => {
+  test("a guardrail, its version, trace and latency reach Bedrock (a guardrail left behind would be silently off)", async () => {
+    gateway.bedrock.next({ kind: "json", body: { inputTextTokenCount: 3, results: [{ tokenCount: 2, outputText: "hi", completionReason: "FINISH" }] } });
+    await client.send(new InvokeModelCommand({ modelId: "amazon.titan-text-express-v1", body: JSON.stringify({ inputText: "hi" }), contentType: "application/json", guardrailIdentifier: "gr-123", guardrailVersion: "1", trace: "ENABLED", performanceConfigLatency: "optimized" }));
+    const sent = gateway.bedrock.received.at(-1)!.headers;
+    expect({ id: sent.get("x-amzn-bedrock-guardrailidentifier"), version: sent.get("x-amzn-bedrock-guardrailversion"), trace: sent.get("x-amzn-bedrock-trace") }).toEqual({ id: "gr-123", version: "1", trace: "ENABLED" });
+  });
+});

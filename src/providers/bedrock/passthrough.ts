@@ -25,7 +25,7 @@ export function createPassthrough({ up, post, chunks }: BedrockTransport) {
     const { model, stream, signal, body } = native;
     const action = converse ? (stream ? "converse-stream" : "converse") : stream ? "invoke-with-response-stream" : "invoke";
     try {
-      const response = await post(model, action, body, signal);
+      const response = await post(model, action, body, signal, bedrockHeaders(native.headers));
       if (!stream) {
         const text = await response.text().catch((error) => fetchFailed(up, error, true));
         const usage = (converse ? undefined : headerUsage(response.headers)) ?? bodyUsage(parseUpstreamJson(up, text));
@@ -56,6 +56,13 @@ export function createPassthrough({ up, post, chunks }: BedrockTransport) {
   }
 
   return { invoke: call(false), converse: call(true) };
+}
+
+/** The client's `X-Amzn-Bedrock-*` headers (a guardrail, its version, trace, performance config): a passthrough keeps them. */
+function bedrockHeaders(headers: Headers | undefined): Record<string, string> | undefined {
+  let found: Record<string, string> | undefined;
+  for (const [name, value] of headers ?? []) if (name.startsWith("x-amzn-bedrock-")) (found ??= {})[name] = value;
+  return found;
 }
 
 /** InvokeModel tells its token counts in headers, whatever the family's body; the cache's beside the input. */

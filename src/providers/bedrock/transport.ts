@@ -29,11 +29,12 @@ export function createBedrockTransport(upstream: Declared<BedrockSettings>) {
   const up: Upstream = { label: labelOf(upstream), url: base.origin, credentials: credentialsOf(upstream) };
   const auth = bedrockAuth(beta, up);
 
-  const post = async function post(modelId: string, action: Action, body: string, signal: AbortSignal): Promise<Response> {
+  /** `more`: the client's own Bedrock headers on a passthrough (guardrail, trace, latency), sent beside the signature. */
+  const post = async function post(modelId: string, action: Action, body: string, signal: AbortSignal, more?: Record<string, string>): Promise<Response> {
     const path = `${prefix}/model/${encodeURIComponent(modelId)}/${action}`;
     const accept = action.endsWith("stream") ? "application/vnd.amazon.eventstream" : "application/json";
     const signed = await auth.post(base.host, path, accept, body);
-    const headers = extra ? { ...extra, ...signed } : signed;
+    const headers = extra || more ? { ...extra, ...more, ...signed } : signed;
     // Bun's idle timeout for the socket: closes a call the gateway gave up on (see firstByte in chat.ts).
     const response = await (upstream.fetch ?? fetch)(base.origin + path, { method: "POST", headers, body, signal, timeout }).catch((error) => fetchFailed(up, error));
     if (!response.ok) throw await httpError(up, response);
