@@ -120,16 +120,24 @@ function withProgress(
     onRetry(retry) {
       if (!progress) {
         progress = progressAnswer(work, headers);
-        log?.finish(200);
         early.resolve(progress.response());
       }
       progress.retry(retry);
     },
   }).then(usage.answered, usage.failed);
-  const normal = work.then((outcome) => (progress ? early.promise : respond(outcome)), (error) => {
-    if (progress) return early.promise;
-    throw error;
-  });
+  // An early answer's log line is written when the request is over, with how it ended and where it went.
+  const normal = work.then(
+    (outcome) => {
+      if (!progress) return respond(outcome);
+      log?.finish(200);
+      return early.promise;
+    },
+    (error) => {
+      if (!progress) throw error;
+      log?.finish(typeof (error as { status?: unknown }).status === "number" ? (error as { status: number }).status : 500);
+      return early.promise;
+    },
+  );
   return Promise.race([early.promise, normal]);
 }
 

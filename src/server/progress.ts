@@ -33,7 +33,7 @@ export function progressAnswer(work: Promise<ChatOutcome>, headers: Record<strin
     else {
       // An upstream that answered a stream request with one JSON reply: it goes as one event.
       const text = outcome.kind === "json" ? JSON.stringify(outcome.body) : typeof outcome.bytes === "string" ? outcome.bytes : new TextDecoder().decode(outcome.bytes);
-      yield `data: ${text}\n\ndata: [DONE]\n\n`;
+      yield sseText([{ data: oneLine(text) }]) + "data: [DONE]\n\n";
     }
   }
 
@@ -50,4 +50,13 @@ export function progressAnswer(work: Promise<ChatOutcome>, headers: Record<strin
 function errorEvent(error: unknown): string {
   const known = error instanceof GatewayError ? error : new GatewayError(500, "internal_server_error", "Internal error.");
   return sseText([{ data: { error: { type: known.type, message: known.message, status: known.status, ...(known.retryAfter !== undefined ? { retry_after: known.retryAfter } : {}) } } }]);
+}
+
+/** A JSON reply as one event's data (a pretty-printed one would be several SSE lines); text that is no JSON as it is. */
+function oneLine(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
 }

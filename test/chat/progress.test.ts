@@ -73,3 +73,24 @@ test("without the header, and with it when the first call succeeds, the answer i
   expect(json.headers.get("content-type")).toContain("application/json");
   expect((await json.json()).choices[0].message.content).toBe("Hello from OpenAI");
 });
+
+test("an early answer's request log line says how the request ended and where it went, not the 200 it started with", async () => {
+  const { startFakeOpenAI } = await import("../lib/fake-openai.ts");
+  const { testConfig, TEST_KEY } = await import("../lib/app.ts");
+  const { createApp } = await import("../../src/server/app.ts");
+  const { createLogger } = await import("../../src/log.ts");
+  const openai = await startFakeOpenAI();
+  try {
+    const config = testConfig({ ALPHA_BASE_URL: openai.url, ALPHA_API_KEY: "sk-x", UPSTREAM_RETRIES: "2", RATE_LIMIT_RPM: "0" });
+    const lines: { status: number; attempts?: number; provider?: string }[] = [];
+    const app = createApp({ config, log: createLogger("silent"), accessLog: (e) => lines.push(e) });
+    for (let i = 0; i < 3; i++) openai.next({ kind: "error", status: 500, message: "boom" });
+    const response = await app.handle(new Request("http://x/v1/chat/completions", { method: "POST", headers: { authorization: `Bearer ${TEST_KEY}`, "content-type": "application/json", ...PROGRESS }, body: JSON.stringify({ model: "gpt-4o", stream: true, messages: hello }) }));
+    expect(response.status).toBe(200);
+    expect(await response.text()).toContain('"status":503');
+    expect(lines).toEqual([expect.objectContaining({ status: 503, attempts: 3, provider: "alpha" })]);
+    await app.close();
+  } finally {
+    openai.stop();
+  }
+});
