@@ -30,10 +30,14 @@ export function converseCodec(modelId: string, stream: boolean): Codec {
 
 function decodeConverse(body: Json): ChatRequest {
   const system: string[] = [];
+  if (body.system !== undefined && !Array.isArray(body.system)) throw validationError("system", "must be a list of system content blocks");
   for (const [i, block] of (Array.isArray(body.system) ? body.system : []).entries()) {
     if (!isObject(block)) throw validationError(`system[${i}]`, "must be an object");
+    if (block.text !== undefined && typeof block.text !== "string") throw validationError(`system[${i}].text`, "must be a string");
     if (typeof block.text === "string") system.push(block.text);
   }
+  // Bedrock's own: a converted call cannot honour them, and leaving them out would change the answer (a guardrail off, thinking gone).
+  const unsupported = ["guardrailConfig", "additionalModelRequestFields", "promptVariables"].filter((field) => body[field] !== undefined && body[field] !== null);
   const messages: Message[] = [];
   messageList(body).forEach((m, i) => {
     const at = `messages[${i}]`;
@@ -55,6 +59,7 @@ function decodeConverse(body: Json): ChatRequest {
     stream: false,
     includeUsage: true,
     fileIds: [],
+    ...(unsupported.length ? { unsupported } : {}),
   };
 }
 

@@ -291,3 +291,11 @@ describe("a passthrough keeps the client's Bedrock headers", () => {
     expect({ id: sent.get("x-amzn-bedrock-guardrailidentifier"), version: sent.get("x-amzn-bedrock-guardrailversion"), trace: sent.get("x-amzn-bedrock-trace") }).toEqual({ id: "gr-123", version: "1", trace: "ENABLED" });
   });
 });
+
+test("Converse fields only Bedrock can honour are refused on a converted route, never dropped (a guardrail would be off)", async () => {
+  const error = await client.send(new ConverseCommand({ modelId: "mock", messages: [{ role: "user", content: [{ text: "hi" }] }], guardrailConfig: { guardrailIdentifier: "gr-1", guardrailVersion: "1" } })).catch((e) => e);
+  expect(error).toBeInstanceOf(ValidationException);
+  expect(error.message).toContain("guardrailConfig");
+  const system = await client.send(new ConverseCommand({ modelId: "mock", messages: [{ role: "user", content: [{ text: "hi" }] }], system: [{ text: 7 as unknown as string }] })).catch((e) => e);
+  expect(system).toBeInstanceOf(ValidationException);
+});
