@@ -9,6 +9,9 @@ import { callOf, type Call } from "./match.ts";
  * order. Writes are one at a time per file, each a whole new file renamed over the old (a reader
  * never sees half a file), and entries added during a write go into the next one.
  */
+/** How long a write waits for more entries to write with it. */
+const GATHER_MS = 100;
+
 export async function openCassette(file: string) {
   const har = await read(file);
   const keys = har.log.entries.map(keyOf);
@@ -27,6 +30,9 @@ export async function openCassette(file: string) {
     writing = (async () => {
       try {
         do {
+          // Each write is the whole file: gather what comes in the next moment into one (a long
+          // recording session would otherwise write the growing file once per call).
+          await Bun.sleep(GATHER_MS);
           again = false;
           await writeAtomically(file, `${JSON.stringify(har, null, 2)}\n`);
         } while (again);
