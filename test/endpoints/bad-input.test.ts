@@ -23,3 +23,10 @@ test("parley cassettes on a HAR it did not write: one line and exit 2, not a sta
   expect(stderr.trim().split("\n")).toHaveLength(1);
   expect(stderr).toContain("is not a HAR file parley wrote");
 });
+
+test("Titan's image embedding model is refused by name (it takes another body), not sent Titan Text's", async () => {
+  const { json } = testApp({ BETA_REGION: "us-east-1", BETA_API_KEY: "bedrock-api-key-test-0001", BETA_ENDPOINT_URL: "http://127.0.0.1:9" });
+  const response = await json("/v1/embeddings", { model: "amazon.titan-embed-image-v1", input: "hi" });
+  expect(response.status).toBe(400);
+  expect((await response.json()).error.message).toContain("amazon.titan-embed-image-v1");
+});

@@ -17,7 +17,8 @@ const TITAN_CONCURRENCY = 8;
 const COHERE_BATCH = 96;
 const TOKEN_HEADER = "x-amzn-bedrock-input-token-count";
 
-export const isTitanEmbed = (modelId: string) => /(^|[./])amazon\.titan-embed-/.test(modelId);
+/** Titan Text Embeddings (v1, v2, g1-text): the image model takes another body and is not served here. */
+export const isTitanEmbed = (modelId: string) => /(^|[./])amazon\.titan-embed-(text|g1-text)-/.test(modelId);
 export const isCohereEmbed = (modelId: string) => /(^|[./])cohere\.embed-/.test(modelId);
 
 export function createBedrockEmbeddings({ up, post }: Pick<BedrockTransport, "up" | "post">) {
@@ -76,7 +77,7 @@ export function createBedrockEmbeddings({ up, post }: Pick<BedrockTransport, "up
   return async function embed(request: EmbeddingRequest, modelId: string, signal: AbortSignal): Promise<Embeddings> {
     if (isTitanEmbed(modelId)) return titan(request, modelId, signal);
     if (isCohereEmbed(modelId)) return cohere(request, modelId, signal);
-    throw invalidRequest(`POST /v1/embeddings on Bedrock takes Titan Text Embeddings (amazon.titan-embed-*) and Cohere Embed (cohere.embed-*) models; '${modelId}' is neither.`, "model: not an embedding model");
+    throw invalidRequest(`POST /v1/embeddings on Bedrock takes Titan Text Embeddings (amazon.titan-embed-text-*) and Cohere Embed (cohere.embed-*) models; '${modelId}' is neither.`, "model: not an embedding model");
   };
 }
 
