@@ -29,19 +29,20 @@ export function reply(outcome: ChatOutcome, headers: Record<string, string>): Re
 }
 
 /**
- * Our own events as server-sent events, written to the client as they come (a direct stream, as
- * the stream guard's), waiting only while the client's socket is full; leaving ends them.
+ * Our own events written to the client as they come (a direct stream, as the stream guard's):
+ * server-sent events, or another dialect's framing (`write`: Bedrock's event stream), waiting only
+ * while the client's socket is full; leaving ends them.
  */
-function eventStream(events: AsyncGenerator<SseEvent>): ReadableStream<string> {
+export function eventStream<T extends string | Uint8Array>(events: AsyncGenerator<SseEvent>, write: (events: SseEvent[]) => T = sseText as (events: SseEvent[]) => T): ReadableStream<T> {
   let gone = false;
-  return new ReadableStream<string>({
+  return new ReadableStream<T>({
     type: "direct",
     async pull(controller: ReadableStreamDirectController) {
       for (;;) {
         const next = await events.next();
         if (gone) return;
         if (next.done) return controller.close();
-        const written = controller.write(sseText([next.value]));
+        const written = controller.write(write([next.value]));
         if (typeof written !== "number") await written;
       }
     },
@@ -49,7 +50,7 @@ function eventStream(events: AsyncGenerator<SseEvent>): ReadableStream<string> {
       gone = true;
       await events.return(undefined);
     },
-  } as unknown as UnderlyingDefaultSource<string>);
+  } as unknown as UnderlyingDefaultSource<T>);
 }
 
 /** Printable ASCII as it is; anything else percent-encoded as UTF-8 (a lone surrogate as U+FFFD); cut past 200 characters. */

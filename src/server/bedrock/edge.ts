@@ -1,30 +1,17 @@
-import type { Chat } from "../../chat.ts";
 import { GatewayError } from "../../errors.ts";
 import { invokeCodec } from "../../formats/bedrock-invoke.ts";
-import type { Codec } from "../../formats/codec.ts";
 import { converseCodec } from "../../formats/converse.ts";
-import type { SseEvent } from "../../ir.ts";
-import type { Logger } from "../../log.ts";
 import { trackUsage } from "../../usage/track.ts";
-import type { AccessEntry } from "../access-log.ts";
-import type { Guard } from "../auth.ts";
 import { jsonObject, readText } from "../body.ts";
-import type { corsHeaders } from "../cors.ts";
 import { REQUEST_ID, requestId } from "../edge.ts";
-import { reply } from "../reply.ts";
+import type { ChatEdgeOptions } from "../chat-edge.ts";
+import { eventStream, reply } from "../reply.ts";
 import { RequestLog } from "../request-log.ts";
 import { bedrockPrincipal, isSigned, type IngressCredentials } from "./auth.ts";
 import type { ControlPlane } from "./control.ts";
 import { bedrockErrorResponse } from "./errors.ts";
 
-export interface BedrockEdgeOptions {
-  chat: Chat;
-  guard: Guard;
-  log: Logger;
-  debug: boolean;
-  maxBody: number;
-  cors: ReturnType<typeof corsHeaders>;
-  accessLog?: (entry: AccessEntry) => void;
+export interface BedrockEdgeOptions extends ChatEdgeOptions {
   credentials?: IngressCredentials;
   /** API_KEY, which a signed request stands for. */
   mainKey?: string;
@@ -66,7 +53,7 @@ export function bedrockEdge(options: BedrockEdgeOptions) {
       const caller = { endpoint, key: principal.label, headers: request.headers };
       const outcome = await chat({ input: codec, output: codec, body, raw: text, signal: request.signal, headers: request.headers, caller, ...usage.hooks })
         .then(usage.answered, usage.failed);
-      const response = reply(outcome.kind === "events" ? { kind: "stream", body: frames(outcome.events, codec), contentType: EVENT_STREAM, headers: outcome.headers } : outcome, headers);
+      const response = reply(outcome.kind === "events" ? { kind: "stream", body: eventStream(outcome.events, codec.writeEvents!), contentType: EVENT_STREAM, headers: outcome.headers } : outcome, headers);
       log?.finish(response.status);
       return response;
     } catch (error) {
@@ -126,23 +113,3 @@ export function bedrockEdge(options: BedrockEdgeOptions) {
 
 const EVENT_STREAM = "application/vnd.amazon.eventstream";
 
-/** Converted events as the dialect's event-stream frames, each written as it comes; leaving ends them. */
-function frames(events: AsyncGenerator<SseEvent>, codec: Codec): ReadableStream<Uint8Array> {
-  let gone = false;
-  return new ReadableStream<Uint8Array>({
-    type: "direct",
-    async pull(controller: ReadableStreamDirectController) {
-      for (;;) {
-        const next = await events.next();
-        if (gone) return;
-        if (next.done) return controller.close();
-        const written = controller.write(codec.writeEvents!([next.value]));
-        if (typeof written !== "number") await written;
-      }
-    },
-    async cancel() {
-      gone = true;
-      await events.return(undefined);
-    },
-  } as unknown as UnderlyingDefaultSource<Uint8Array>);
-}
