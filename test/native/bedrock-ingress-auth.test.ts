@@ -32,6 +32,13 @@ describe("SigV4 with INGRESS_AWS_CREDENTIALS", async () => {
     expect(wrongSecret.message).toContain("signature");
     const otherKey = await signing("AKIASOMEONEELSE", "parley-ingress-secret").send(new ConverseCommand({ modelId: "gpt-4o", messages: hello })).catch((e) => e);
     expect(otherKey).toBeInstanceOf(AccessDeniedException);
+    // Signed right, but for another service: not a Bedrock signature.
+    const { signRequest } = await import("../../src/providers/bedrock/sigv4.ts");
+    const body = JSON.stringify({ messages: hello });
+    const url = new URL(`${endpoint}/model/gpt-4o/converse`);
+    const signed = signRequest({ method: "POST", host: url.host, path: url.pathname, headers: { "content-type": "application/json" }, body }, { accessKeyId: "AKIAPARLEYINGRESS", secretAccessKey: "parley-ingress-secret" }, "eu-west-1", "s3");
+    const otherService = await fetch(url, { method: "POST", body, headers: { "content-type": "application/json", ...signed } });
+    expect([otherService.status, otherService.headers.get("x-amzn-errortype")?.split(":")[0]]).toEqual([403, "AccessDeniedException"]);
   });
 
   test("a bearer key still works beside it", async () => {

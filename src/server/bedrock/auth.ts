@@ -38,6 +38,8 @@ function checkSignature(request: Request, body: string, credentials: IngressCred
   if (!match) throw denied("The request signature is malformed.");
   const [, keyId, , region, service, signedHeaders, signature] = match;
   if (keyId !== credentials.accessKeyId) throw denied("The security token included in the request is invalid.");
+  // A signature for another service is not one for Bedrock, whatever region the client chose.
+  if (service !== "bedrock") throw denied(`Credential should be scoped to correct service: 'bedrock' (the signature names '${service}').`);
   const amzDate = request.headers.get("x-amz-date") ?? "";
   const date = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(amzDate);
   const at = date ? Date.parse(`${date[1]}-${date[2]}-${date[3]}T${date[4]}:${date[5]}:${date[6]}Z`) : NaN;
