@@ -1,7 +1,7 @@
 import type { ChatRequest, SseEvent } from "../ir.ts";
 import { anthropic } from "./anthropic.ts";
 import type { Codec, StreamEncoder } from "./codec.ts";
-import { exceptionEvent } from "./converse.ts";
+import { exceptionEvent } from "../wire/converse/client.ts";
 import { writeEvents } from "./event-stream.ts";
 import type { Json } from "./read.ts";
 import { titanText } from "./titan-text.ts";

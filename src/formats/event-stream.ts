@@ -4,7 +4,7 @@ import type { SseEvent } from "../ir.ts";
  * AWS event-stream frames, as Bedrock writes its streams: prelude (total length, headers length,
  * prelude CRC32), headers, payload, message CRC32. The writer beside the reader of
  * src/providers/bedrock/frames.ts, with Bun's CRC32 (smithy's codec computes it in JavaScript);
- * the tests read its frames with the AWS SDK. An `exception` event (formats/converse.ts) becomes an
+ * the tests read its frames with the AWS SDK. An `exception` event (wire/converse/client.ts) becomes an
  * exception frame, which the SDKs raise as the exception its `type` names.
  */
 

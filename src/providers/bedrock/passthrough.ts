@@ -1,6 +1,7 @@
 import { GatewayError } from "../../errors.ts";
-import { fromConverse } from "../../formats/converse.ts";
-import { isObject, numberOr } from "../../formats/read.ts";
+import { fromAnthropic } from "../../wire/anthropic/usage.ts";
+import { fromConverse } from "../../wire/converse/client.ts";
+import { isObject } from "../../formats/read.ts";
 import type { Usage } from "../../ir.ts";
 import type { NativeCall, NativeReply } from "../provider.ts";
 import { fetchError, fetchFailed, parseUpstreamJson } from "../upstream-errors.ts";
@@ -79,8 +80,5 @@ function headerUsage(headers: Headers): Usage | undefined {
 function bodyUsage(reply: unknown): Usage | undefined {
   const usage = isObject(reply) && isObject(reply.usage) ? reply.usage : undefined;
   if (!usage) return undefined;
-  if (usage.inputTokens !== undefined) return fromConverse(usage);
-  const cacheRead = numberOr(usage.cache_read_input_tokens) ?? 0;
-  const cacheWrite = numberOr(usage.cache_creation_input_tokens) ?? 0;
-  return { input: { total: (numberOr(usage.input_tokens) ?? 0) + cacheRead + cacheWrite, cacheRead, cacheWrite }, output: numberOr(usage.output_tokens) ?? 0 };
+  return usage.inputTokens !== undefined ? fromConverse(usage) : fromAnthropic(usage);
 }

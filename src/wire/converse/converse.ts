@@ -1,10 +1,11 @@
 import { invalidRequest } from "../../errors.ts";
 import type { StreamDecoder } from "../../formats/codec.ts";
-import { isObject, numberOr, parseArguments, stringOr, type Json } from "../../formats/read.ts";
-import { alternating, systemOnTop, type ChatReply, type ChatRequest, type Part, type StreamEvent, type Turn, type Usage } from "../../ir.ts";
+import { isObject, parseArguments, stringOr, type Json } from "../../formats/read.ts";
+import { alternating, systemOnTop, type ChatReply, type ChatRequest, type Part, type StreamEvent, type Turn } from "../../ir.ts";
 import { refuseUnsupported } from "../cross-family.ts";
 import { badShape, type Upstream } from "../../providers/upstream-errors.ts";
 import { fromStopReason } from "../anthropic/stop-reason.ts";
+import { fromConverse } from "./client.ts";
 
 /** The Bedrock Converse API: used for every Bedrock family without a native body here. */
 
@@ -92,7 +93,7 @@ export function decodeConverse(out: unknown, up: Upstream): ChatReply {
   return {
     content,
     finish: fromStopReason(stringOr(out.stopReason)),
-    usage: usage ? converseUsage(usage) : undefined,
+    usage: usage ? fromConverse(usage) : undefined,
   };
 }
 
@@ -118,14 +119,8 @@ export function converseStreamDecoder(up: Upstream): StreamDecoder<Json> {
     }
     if (isObject(event.messageStop)) return [{ type: "finish", finish: fromStopReason(stringOr(event.messageStop.stopReason)) }];
     const usage = isObject(event.metadata) && isObject(event.metadata.usage) ? event.metadata.usage : undefined;
-    if (usage) return [{ type: "usage", usage: converseUsage(usage) }];
+    if (usage) return [{ type: "usage", usage: fromConverse(usage) }];
     return [];
   };
 }
 
-/** Converse's `inputTokens` leaves out the cache, counted beside it (`totalTokens` is the sum of all four). */
-function converseUsage(usage: Json): Usage {
-  const cacheRead = numberOr(usage.cacheReadInputTokens) ?? 0;
-  const cacheWrite = numberOr(usage.cacheWriteInputTokens) ?? 0;
-  return { input: { total: (numberOr(usage.inputTokens) ?? 0) + cacheRead + cacheWrite, cacheRead, cacheWrite }, output: numberOr(usage.outputTokens) ?? 0 };
-}
