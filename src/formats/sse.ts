@@ -126,23 +126,35 @@ export function guardStream(
   } as unknown as UnderlyingDefaultSource<Uint8Array>);
 }
 
-/**
- * A stream's last KEPT chunks, by reference (a ring: nothing is copied or moved per chunk). Enough
- * for its last events: a chunk is at least one upstream write, and under load often many.
- */
-function chunkTail() {
+/** The last KEPT chunks, by reference: a ring, so nothing is copied or moved per chunk. Chunk `i` is `ring[i & (KEPT - 1)]`. */
+function keptChunks() {
   const ring: Uint8Array[] = [];
   let count = 0;
   return {
+    ring,
     add(chunk: Uint8Array) {
       ring[count++ & (KEPT - 1)] = chunk;
     },
     last: () => (count ? ring[(count - 1) & (KEPT - 1)] : undefined),
+    count: () => count,
+  };
+}
+
+/**
+ * A stream's last KEPT chunks. Enough for its last events: a chunk is at least one upstream write,
+ * and under load often many.
+ */
+function chunkTail() {
+  const { ring, add, last, count: counted } = keptChunks();
+  return {
+    add,
+    last,
     /**
      * The text of the last TAIL_EVENTS events (of all that is kept, if they cannot be told apart),
      * found from the end by their blank lines, in bytes: only that much is decoded.
      */
     text() {
+      const count = counted();
       const parts: string[] = [];
       const oldest = Math.max(0, count - KEPT);
       let found = 0;
@@ -173,14 +185,12 @@ const BINARY_TAIL_BYTES = 4096;
  * decoding every kept chunk cost more than the rest of a passed-through stream.
  */
 function byteTail() {
-  const ring: Uint8Array[] = [];
-  let count = 0;
+  const { ring, add, last, count: counted } = keptChunks();
   return {
-    add(chunk: Uint8Array) {
-      ring[count++ & (KEPT - 1)] = chunk;
-    },
-    last: () => (count ? ring[(count - 1) & (KEPT - 1)] : undefined),
+    add,
+    last,
     text() {
+      const count = counted();
       const parts: string[] = [];
       let left = BINARY_TAIL_BYTES;
       for (let i = count - 1; i >= Math.max(0, count - KEPT) && left > 0; i--) {

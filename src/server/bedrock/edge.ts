@@ -35,12 +35,24 @@ export const BEDROCK_PATHS = OPERATIONS.map((op) => `/model/:id/${op}`);
 export function bedrockEdge(options: BedrockEdgeOptions) {
   const { chat, guard, log: logger, debug, maxBody, cors, accessLog, credentials, mainKey, control } = options;
 
-  async function serve(request: Request, modelId: string, op: Operation): Promise<Response> {
+  /** One request: its id and CORS headers, its log line, and any error in Bedrock's shape. */
+  async function answer(request: Request, work: (headers: Record<string, string>, log: RequestLog | undefined) => Promise<Response>): Promise<Response> {
     const id = requestId(request);
     const headers: Record<string, string> = { [REQUEST_ID]: id, "x-amzn-requestid": id };
     cors(request, headers);
     const log = accessLog && new RequestLog(accessLog, request.method, request.url, id);
+    let response: Response;
     try {
+      response = await work(headers, log);
+    } catch (error) {
+      response = failure(error, request, headers);
+    }
+    log?.finish(response.status);
+    return response;
+  }
+
+  const serve = (request: Request, modelId: string, op: Operation) =>
+    answer(request, async (headers, log) => {
       // A signature covers the body: it is read first. A bearer key is checked before the body is read.
       const raw = isSigned(request) ? await readText(request, maxBody) : undefined;
       const principal = await bedrockPrincipal(guard, credentials, mainKey, request, raw ?? "", "chat", headers);
@@ -53,32 +65,14 @@ export function bedrockEdge(options: BedrockEdgeOptions) {
       const caller = { endpoint, key: principal.label, headers: request.headers };
       const outcome = await chat({ input: codec, output: codec, body, raw: text, signal: request.signal, headers: request.headers, caller, ...usage.hooks })
         .then(usage.answered, usage.failed);
-      const response = reply(outcome.kind === "events" ? { kind: "stream", body: eventStream(outcome.events, codec.writeEvents!), contentType: EVENT_STREAM, headers: outcome.headers } : outcome, headers);
-      log?.finish(response.status);
-      return response;
-    } catch (error) {
-      const response = failure(error, request, headers);
-      log?.finish(response.status);
-      return response;
-    }
-  }
+      return reply(outcome.kind === "events" ? { kind: "stream", body: eventStream(outcome.events, codec.writeEvents!), contentType: EVENT_STREAM, headers: outcome.headers } : outcome, headers);
+    });
 
-  async function read(request: Request, path: string): Promise<Response> {
-    const id = requestId(request);
-    const headers: Record<string, string> = { [REQUEST_ID]: id, "x-amzn-requestid": id };
-    cors(request, headers);
-    const log = accessLog && new RequestLog(accessLog, request.method, request.url, id);
-    try {
+  const read = (request: Request, path: string) =>
+    answer(request, async (headers) => {
       await bedrockPrincipal(guard, credentials, mainKey, request, "", "models", headers);
-      const response = Response.json(control.answer(path, new URL(request.url).searchParams), { headers });
-      log?.finish(response.status);
-      return response;
-    } catch (error) {
-      const response = failure(error, request, headers);
-      log?.finish(response.status);
-      return response;
-    }
-  }
+      return Response.json(control.answer(path, new URL(request.url).searchParams), { headers });
+    });
 
   function failure(error: unknown, request: Request, headers: Record<string, string>): Response {
     if (request.signal.aborted) return new Response(null, { status: 499, headers });
