@@ -13,7 +13,7 @@ const CAP_MS = 8000;
  * fail. Any other error, or the client leaving, ends it at once; when the tries are spent, the
  * last error stands.
  */
-export async function inTurn<T, K extends { again: boolean; key: string }>(
+export async function inTurn<T, K extends { again: boolean; target: { upstream: string; model: string } }>(
   tries: Iterable<K>,
   signal: AbortSignal,
   attempt: (next: K) => Promise<T>,
@@ -27,8 +27,8 @@ export async function inTurn<T, K extends { again: boolean; key: string }>(
   const spent = new Set<string>();
   let previous = first;
   for (const next of tries) {
-    if (waitsTooLong(last)) spent.add(previous.key);
-    if (spent.has(next.key)) continue;
+    if (waitsTooLong(last)) spent.add(keyOf(previous));
+    if (spent.size && spent.has(keyOf(next))) continue;
     previous = next;
     const wait = next.again ? backoff(++n, last) : 0;
     onRetry?.(wait, last);
@@ -47,6 +47,9 @@ function stopUnlessRetryable(error: unknown, signal: AbortSignal): GatewayError 
   if (!(error instanceof GatewayError) || !error.retryable || signal.aborted) throw error;
   return error;
 }
+
+/** A target as a Retry-After spends it: one model on one upstream (made only after a failure). */
+const keyOf = ({ target }: { target: { upstream: string; model: string } }) => `${target.upstream} ${target.model}`;
 
 const waitsTooLong = (error: GatewayError) => (error.retryAfter ?? 0) * 1000 > CAP_MS;
 

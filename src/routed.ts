@@ -94,7 +94,7 @@ export function createRouted({ config, upstreams }: { config: Pick<Config, "mode
       if (router.countsTokens && !tokenizerLoaded()) await loadTokenizer();
       const route = router(requested, facts);
       const targets = ordered(route, cooldowns.cooling);
-      const first: Try = { route, target: targets[0]!, again: false, key: `${targets[0]!.upstream} ${targets[0]!.model}` };
+      const first: Try = { route, target: targets[0]!, again: false };
       // Most calls succeed at once: the retry loop starts only after a failure.
       try {
         return await attempt(first);
@@ -133,8 +133,6 @@ interface Try {
   route: Route;
   target: Target;
   again: boolean;
-  /** The model on the upstream: one that asks for a wait longer than the backoff cap is not called again. */
-  key: string;
 }
 
 /**
@@ -154,7 +152,7 @@ function* tries(models: string[], plan: (model: string, route?: Route, targets?:
     const calls = Math.max(1 + retries, targets.length);
     for (let n = m === 0 ? 1 : 0; n < calls; n++) {
       const target = targets[n % targets.length]!;
-      yield { route, target, again: n >= targets.length, key: `${target.upstream} ${target.model}` };
+      yield { route, target, again: n >= targets.length };
     }
   }
 }
