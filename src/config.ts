@@ -2,11 +2,11 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { parse as parseDotenv } from "dotenv";
-import type { AwsSettings } from "./aws.ts";
+import type { AwsSettings } from "./lib/aws.ts";
 import type { CassetteMode, CassetteSettings } from "./cassettes/cassettes.ts";
 import { offline, REPLAY_KEY } from "./cassettes/offline.ts";
-import { declareUpstreams, SPEC_UPSTREAMS, upstreamNamed, type Declared } from "./providers/upstreams.ts";
-import { FileError, readUpstreamsFile } from "./providers/upstreams-file.ts";
+import { declareUpstreams, SPEC_UPSTREAMS, upstreamNamed, type Declared } from "./routing/upstreams.ts";
+import { FileError, readUpstreamsFile } from "./routing/upstreams-file.ts";
 
 /** Where a value came from, highest precedence first. */
 export type Source = "flag" | "env" | ".env" | "config file" | "default";

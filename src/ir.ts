@@ -92,7 +92,7 @@ export interface Finish {
  * LanguageModelV3Usage): `input.total` is every prompt token, cached or not; `cacheRead` and
  * `cacheWrite` are the parts of it read from and written to the prompt cache, so the input without
  * the cache is `total - cacheRead - cacheWrite` (`uncachedInput`). Each wire decoder fills it from
- * its dialect's counts (the client dialects' in src/formats/usage.ts); no code past it asks who counted.
+ * its dialect's counts (the client dialects' in src/wire/usage.ts); no code past it asks who counted.
  */
 export interface Usage {
   input: InputTokens;

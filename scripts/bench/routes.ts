@@ -20,15 +20,17 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import type { Facts } from "../../src/providers/when.ts";
+import type { Facts } from "../../src/routing/when.ts";
 
 const { values, positionals } = parseArgs({ args: Bun.argv.slice(2), allowPositionals: true, options: { n: { type: "string", default: "2000000" }, rounds: { type: "string", default: "7" } } });
 const root = resolve(positionals[0] ?? join(import.meta.dir, "../.."));
-const { openaiChat } = await import(join(root, "src/formats/openai-chat.ts"));
-const { createRouter } = await import(join(root, "src/providers/routes.ts"));
-const { declareUpstreams } = await import(join(root, "src/providers/upstreams.ts"));
-const { readUpstreamsFile } = await import(join(root, "src/providers/upstreams-file.ts"));
-const withWhen = existsSync(join(root, "src/providers/when.ts"));
+/** A module of the checkout measured, where this tree keeps it or where older trees did. */
+const source = (...paths: string[]) => import(join(root, paths.find((p) => existsSync(join(root, p))) ?? paths[0]!));
+const { openaiChat } = await source("src/wire/openai-chat/codec.ts", "src/formats/openai-chat.ts");
+const { createRouter } = await source("src/routing/routes.ts", "src/providers/routes.ts");
+const { declareUpstreams } = await source("src/routing/upstreams.ts", "src/providers/upstreams.ts");
+const { readUpstreamsFile } = await source("src/routing/upstreams-file.ts", "src/providers/upstreams-file.ts");
+const withWhen = existsSync(join(root, "src/routing/when.ts")) || existsSync(join(root, "src/providers/when.ts"));
 type Router = (requested: string, facts?: Facts) => { name?: string; targets: { upstream: string }[] };
 const N = Number(values.n);
 const ROUNDS = Number(values.rounds);
@@ -107,7 +109,7 @@ function router(routes: string): Router {
 
 const request = openaiChat.decodeRequest({ model: "gpt-4o-mini", messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "Say hello in five words." }] });
 const headers = new Headers({ "user-agent": "bench/1.0", "x-team": "none", authorization: "Bearer sk-bench", "content-type": "application/json" });
-if (withWhen) await (await import(join(root, "src/providers/estimate.ts"))).loadTokenizer();
+if (withWhen) await (await source("src/routing/estimate.ts", "src/providers/estimate.ts")).loadTokenizer();
 
 const cases = [
   { name: "none", route: router("") },

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { GatewayError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { Upstream, UpstreamFetch } from "../providers/kind.ts";
-import type { Declared } from "../providers/upstreams.ts";
+import type { Declared } from "../routing/upstreams.ts";
 import { openCassette, type Cassette } from "./cassette.ts";
 import { callOf } from "./match.ts";
 import { miss } from "./miss.ts";

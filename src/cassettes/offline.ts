@@ -1,4 +1,4 @@
-import type { Declared } from "../providers/upstreams.ts";
+import type { Declared } from "../routing/upstreams.ts";
 
 /** Stands in for a key in replay, where no call goes out: never sent anywhere. */
 export const REPLAY_KEY = "parley-replay-no-key";

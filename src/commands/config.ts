@@ -1,8 +1,8 @@
 import { shownUrl } from "../providers/kind.ts";
 import { defineCommand } from "citty";
-import { credentialKind } from "../aws.ts";
+import { credentialKind } from "../lib/aws.ts";
 import { configFileLocation, loadConfig, mask, setConfigValue, SETTINGS, unsetConfigValue } from "../config.ts";
-import { closest } from "../did-you-mean.ts";
+import { closest } from "../lib/did-you-mean.ts";
 import { exitOnConfigError, exitUsage } from "./fail.ts";
 
 /** What `config set` tells the user after writing: a server reads its configuration once, at start. */

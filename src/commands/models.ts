@@ -1,10 +1,10 @@
 import { defineCommand } from "citty";
 import { loadConfig } from "../config.ts";
-import { openDatabase } from "../db.ts";
+import { openDatabase } from "../lib/db.ts";
 import { createLogger } from "../log.ts";
-import { createDiscovery } from "../providers/discovery.ts";
-import { createRouter } from "../providers/routes.ts";
-import { missing } from "../providers/upstreams.ts";
+import { createDiscovery } from "../routing/discovery.ts";
+import { createRouter } from "../routing/routes.ts";
+import { missing } from "../routing/upstreams.ts";
 import { exitOnConfigError } from "./fail.ts";
 
 export default defineCommand({

@@ -6,7 +6,7 @@ import { ConfigError, loadConfig, setConfigValue, type Loaded } from "../config.
 import { announce, createLogger, type Logger } from "../log.ts";
 import { sweepAtStart } from "../files/sweep.ts";
 import { configured } from "../providers/registry.ts";
-import { missing } from "../providers/upstreams.ts";
+import { missing } from "../routing/upstreams.ts";
 import { checkPort, printReady, runServer, urlOf } from "../server/serve.ts";
 import { supervise } from "../server/supervisor.ts";
 import { exitOnConfigError } from "./fail.ts";

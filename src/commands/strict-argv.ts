@@ -1,5 +1,5 @@
 import type { ArgDef, ArgsDef, CommandDef, CommandMeta, SubCommandsDef } from "citty";
-import { closest } from "../did-you-mean.ts";
+import { closest } from "../lib/did-you-mean.ts";
 
 /** A value citty accepts as a plain value, a promise, or a function returning either. */
 const resolve = async <T>(value: T | Promise<T> | (() => T | Promise<T>) | undefined): Promise<T | undefined> =>

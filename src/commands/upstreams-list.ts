@@ -1,9 +1,9 @@
 import { loadConfig } from "../config.ts";
-import { openDatabase } from "../db.ts";
+import { openDatabase } from "../lib/db.ts";
 import { createLogger } from "../log.ts";
-import { createDiscovery, type Listing } from "../providers/discovery.ts";
+import { createDiscovery, type Listing } from "../routing/discovery.ts";
 import { KINDS } from "../providers/kinds.ts";
-import { missing } from "../providers/upstreams.ts";
+import { missing } from "../routing/upstreams.ts";
 import { exitOnConfigError } from "./fail.ts";
 import { hideSecrets } from "./hide-secrets.ts";
 

@@ -1,12 +1,12 @@
 import { defineCommand } from "citty";
 import { loadConfig, type Config } from "../config.ts";
-import { closest } from "../did-you-mean.ts";
+import { closest } from "../lib/did-you-mean.ts";
 import { GatewayError } from "../errors.ts";
 import type { ChatRequest } from "../ir.ts";
 import type { Upstream } from "../providers/kind.ts";
 import { KINDS } from "../providers/kinds.ts";
 import { createProviders } from "../providers/registry.ts";
-import { missing } from "../providers/upstreams.ts";
+import { missing } from "../routing/upstreams.ts";
 import { exitOnConfigError, exitUsage } from "./fail.ts";
 import { hideSecrets } from "./hide-secrets.ts";
 
@@ -64,7 +64,7 @@ export default defineCommand({
 async function firstModel(upstream: Upstream, config: Config): Promise<string> {
   const listed = upstream.models?.[0];
   if (listed) return listed;
-  const [{ openDatabase }, { createDiscovery }, { createLogger }] = await Promise.all([import("../db.ts"), import("../providers/discovery.ts"), import("../log.ts")]);
+  const [{ openDatabase }, { createDiscovery }, { createLogger }] = await Promise.all([import("../lib/db.ts"), import("../routing/discovery.ts"), import("../log.ts")]);
   const db = openDatabase(config.dataDir);
   const discovery = createDiscovery({ config, database: () => db, log: createLogger("silent"), upstreams: () => [upstream] });
   await discovery.refresh();

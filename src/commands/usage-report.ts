@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
 import { loadConfig } from "../config.ts";
-import { openDatabase } from "../db.ts";
+import { openDatabase } from "../lib/db.ts";
 import { GROUPINGS, isGrouping, parseSince, SINCE_HELP, summarize, type UsageRow, type UsageSummary } from "../usage/summary.ts";
 import { exitOnConfigError, exitUsage } from "./fail.ts";
 

@@ -4,7 +4,7 @@ import {
 } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
 import type { Readable } from "node:stream";
-import { awsCredentials } from "../aws.ts";
+import { awsCredentials } from "../lib/aws.ts";
 import type { Config } from "../config.ts";
 import { FILE_ID, type FileMeta, type FileStore, type NewFile } from "./store.ts";
 

@@ -1,5 +1,5 @@
-import type { Json } from "../formats/read.ts";
-import type { ByteSource } from "../formats/sse.ts";
+import type { Json } from "../lib/read.ts";
+import type { ByteSource } from "../lib/sse.ts";
 import type { ChatReply, ChatRequest, EmbeddingRequest, Embeddings, InputTokens, StreamEvent, Usage } from "../ir.ts";
 
 /** A client dialect a provider may take in its own wire format, with no conversion. */

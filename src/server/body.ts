@@ -1,5 +1,5 @@
 import { invalidRequest } from "../errors.ts";
-import { isObject, type Json } from "../formats/read.ts";
+import { isObject, type Json } from "../lib/read.ts";
 import { tooLarge } from "./edge.ts";
 
 /**

@@ -1,9 +1,9 @@
-import type { Chat, ChatCall, ChatOutcome, EndpointCall } from "../chat.ts";
-import type { Codec } from "../formats/codec.ts";
+import type { Chat, ChatCall, ChatOutcome, EndpointCall } from "../core/chat.ts";
+import type { Codec } from "../wire/codec.ts";
 import type { ErrorDialect } from "../errors.ts";
-import type { Json } from "../formats/read.ts";
+import type { Json } from "../lib/read.ts";
 import type { Logger } from "../log.ts";
-import { trackUsage } from "../usage/track.ts";
+import { trackUsage } from "./track-usage.ts";
 import type { AccessEntry } from "./access-log.ts";
 import { authorize, type Guard } from "./auth.ts";
 import { jsonObject, readText } from "./body.ts";

@@ -1,6 +1,6 @@
-import type { ChatOutcome, Retry } from "../chat.ts";
+import type { ChatOutcome, Retry } from "../core/chat.ts";
 import { GatewayError } from "../errors.ts";
-import { sseText } from "../formats/sse.ts";
+import { sseText } from "../lib/sse.ts";
 
 export const PROGRESS_HEADER = "x-parley-progress";
 

@@ -2,7 +2,7 @@ import { unavailable } from "../errors.ts";
 import {
   currentWindow, grant, leaseFor, leaseSize, pruneLeases, refused, take, WINDOW_SECONDS, type Lease, type RateDecision,
 } from "./rate-limit.ts";
-import { RedisUnreachable, script, type Redis } from "./redis.ts";
+import { RedisUnreachable, script, type Redis } from "../lib/redis.ts";
 
 export type OnRedisError = "open" | "closed";
 

@@ -1,6 +1,6 @@
-import type { ChatOutcome } from "../chat.ts";
+import type { ChatOutcome } from "../core/chat.ts";
 import type { SseEvent } from "../ir.ts";
-import { sseText } from "../formats/sse.ts";
+import { sseText } from "../lib/sse.ts";
 import { clip } from "../log.ts";
 
 /** A chat outcome as the response: JSON, the upstream's own bytes, its stream, or our SSE events. */

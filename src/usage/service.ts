@@ -1,7 +1,7 @@
 import type { Database } from "bun:sqlite";
 import type { Config } from "../config.ts";
 import type { Logger } from "../log.ts";
-import type { Redis } from "../server/redis.ts";
+import type { Redis } from "../lib/redis.ts";
 import { createBudgets, RedisBudgetStore, sqliteBudgetStore, type Budgets } from "./budgets.ts";
 import { createMetrics, type Metrics } from "./metrics.ts";
 import { loadPrices, type PriceOf } from "./prices.ts";

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { safeHeaders, safeUrl } from "../../src/cassettes/har.ts";
 import { ConfigError, loadConfig } from "../../src/config.ts";
-import { missing } from "../../src/providers/upstreams.ts";
+import { missing } from "../../src/routing/upstreams.ts";
 import { writeToml } from "../upstreams/fleet.ts";
 
 const TOML = `[upstreams.openai]

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { startFakeOpenAI } from "../lib/fake-openai.ts";
 import { testApp, testConfig } from "../lib/app.ts";
 import { ConfigError } from "../../src/config.ts";
-import { missing } from "../../src/providers/upstreams.ts";
+import { missing } from "../../src/routing/upstreams.ts";
 import { harErrors, readHar, tempDir } from "./lib.ts";
 
 const openai = await startFakeOpenAI();

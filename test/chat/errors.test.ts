@@ -1,5 +1,5 @@
 import { afterAll, beforeEach, describe, expect, test } from "bun:test";
-import { detectFormat } from "../../src/formats/detect.ts";
+import { detectFormat } from "../../src/wire/detect.ts";
 import { testApp } from "../lib/app.ts";
 import { readSse, startGateway } from "../lib/gateway.ts";
 

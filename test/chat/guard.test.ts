@@ -1,10 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import { GatewayError } from "../../src/errors.ts";
-import { anthropic } from "../../src/formats/anthropic.ts";
-import type { Codec } from "../../src/formats/codec.ts";
-import { openaiChat } from "../../src/formats/openai-chat.ts";
-import { responses } from "../../src/formats/responses.ts";
-import { guardStream, openChunks } from "../../src/formats/sse.ts";
+import { anthropic } from "../../src/wire/anthropic/codec.ts";
+import type { Codec } from "../../src/wire/codec.ts";
+import { openaiChat } from "../../src/wire/openai-chat/codec.ts";
+import { responses } from "../../src/wire/responses/codec.ts";
+import { guardStream, openChunks } from "../../src/lib/sse.ts";
 
 /** The stream guard on its own: a body cut into the given pieces, what the client reads, and the usage it reported. */
 async function guarded(codec: Codec, pieces: Uint8Array[], iterator = false) {

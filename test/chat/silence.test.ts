@@ -1,5 +1,5 @@
 import { afterAll, beforeEach, describe, expect, test } from "bun:test";
-import { watchedStreams } from "../../src/providers/silence.ts";
+import { watchedStreams } from "../../src/lib/silence.ts";
 import { anthropicEvents, converseEvents } from "../lib/fake-bedrock.ts";
 import { startGateway } from "../lib/gateway.ts";
 

@@ -1,6 +1,6 @@
 import { EventStreamCodec } from "@smithy/core/event-streams";
 import { expect, test } from "bun:test";
-import { writeEvents } from "../../src/formats/event-stream.ts";
+import { writeEvents } from "../../src/wire/event-stream/write.ts";
 
 /** parley's frames, read with smithy's codec (the one the AWS SDKs read Bedrock's streams with): CRCs, lengths and headers checked. */
 const codec = new EventStreamCodec((bytes) => new TextDecoder().decode(bytes), (text) => new TextEncoder().encode(text));

@@ -2,7 +2,7 @@ import { afterAll, beforeEach, describe, expect, test } from "bun:test";
 import { expectAnthropicSequence } from "../lib/anthropic-sequence.ts";
 import { anthropicEvents, anthropicReply, thinkingEvents } from "../lib/fake-bedrock.ts";
 import { readSse, startGateway } from "../lib/gateway.ts";
-import { anthropic } from "../../src/formats/anthropic.ts";
+import { anthropic } from "../../src/wire/anthropic/codec.ts";
 
 const gateway = await startGateway({ UPSTREAM_RETRIES: "0" });
 afterAll(() => gateway.stop());

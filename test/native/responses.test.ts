@@ -1,8 +1,8 @@
 import { afterAll, beforeEach, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import { GatewayError } from "../../src/errors.ts";
-import { responses } from "../../src/formats/responses.ts";
-import { guardStream, openChunks } from "../../src/formats/sse.ts";
+import { responses } from "../../src/wire/responses/codec.ts";
+import { guardStream, openChunks } from "../../src/lib/sse.ts";
 import { anthropicEvents, anthropicReply, converseEvents } from "../lib/fake-bedrock.ts";
 import { readSse, startGateway, TEST_KEY } from "../lib/gateway.ts";
 

@@ -2,9 +2,9 @@ import { afterAll, beforeEach, describe, expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openDatabase } from "../../src/db.ts";
+import { openDatabase } from "../../src/lib/db.ts";
 import { createLogger } from "../../src/log.ts";
-import { createDiscovery } from "../../src/providers/discovery.ts";
+import { createDiscovery } from "../../src/routing/discovery.ts";
 import { testConfig } from "../lib/app.ts";
 import { startGateway } from "../lib/gateway.ts";
 

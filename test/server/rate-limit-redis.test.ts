@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { createConsola } from "consola";
 import { ConfigError, loadConfig } from "../../src/config.ts";
 import { createRedisRateLimiter } from "../../src/server/rate-limit-redis.ts";
-import { connectRedis } from "../../src/server/redis.ts";
+import { connectRedis } from "../../src/lib/redis.ts";
 import { testApp } from "../lib/app.ts";
 import { startRedis, withinOneWindow } from "../lib/redis.ts";
 

@@ -2,7 +2,7 @@ import { afterAll, beforeEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openDatabase } from "../../src/db.ts";
+import { openDatabase } from "../../src/lib/db.ts";
 import { createRateLimiter } from "../../src/server/rate-limit.ts";
 import { testApp, TEST_KEY } from "../lib/app.ts";
 import { startCli, userDir } from "../lib/cli.ts";

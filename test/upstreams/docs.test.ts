@@ -2,8 +2,8 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { KINDS } from "../../src/providers/kinds.ts";
-import { COMMON, readUpstreamsFile, ROUTE, TARGET } from "../../src/providers/upstreams-file.ts";
-import { WHEN } from "../../src/providers/when.ts";
+import { COMMON, readUpstreamsFile, ROUTE, TARGET } from "../../src/routing/upstreams-file.ts";
+import { WHEN } from "../../src/routing/when.ts";
 
 const root = join(import.meta.dir, "../..");
 const page = readFileSync(join(root, "docs/upstreams.md"), "utf8");

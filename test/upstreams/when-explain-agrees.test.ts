@@ -1,7 +1,7 @@
 import { expect, test } from "bun:test";
-import { anthropic } from "../../src/formats/anthropic.ts";
-import { loadTokenizer } from "../../src/providers/estimate.ts";
-import { compile, conditions, type Facts, type When } from "../../src/providers/when.ts";
+import { anthropic } from "../../src/wire/anthropic/codec.ts";
+import { loadTokenizer } from "../../src/routing/estimate.ts";
+import { compile, conditions, type Facts, type When } from "../../src/routing/when.ts";
 
 /**
  * The router tests a `when` as one compiled function; `parley routes explain` reads its conditions

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openDatabase } from "../../src/db.ts";
+import { openDatabase } from "../../src/lib/db.ts";
 import { createLogger } from "../../src/log.ts";
 import { createRecorder, createUsageTable, type UsageRecord } from "../../src/usage/recorder.ts";
 

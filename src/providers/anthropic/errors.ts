@@ -1,6 +1,6 @@
 import { GatewayError } from "../../errors.ts";
-import { isObject, stringOr } from "../../formats/read.ts";
-import { upstreamErrorText, type Upstream } from "../upstream-errors.ts";
+import { isObject, stringOr } from "../../lib/read.ts";
+import { upstreamErrorText, type Upstream } from "../../wire/upstream-errors.ts";
 
 /**
  * An Anthropic error reply. For a client of another dialect it is mapped as any upstream's is; for

@@ -1,11 +1,11 @@
-import { indexOf, utf8Slice } from "../../bytes.ts";
-import { isObject, numberOr, type Json } from "../../formats/read.ts";
+import { indexOf, utf8Slice } from "../../lib/bytes.ts";
+import { isObject, numberOr, type Json } from "../../lib/read.ts";
 import type { InputTokens } from "../../ir.ts";
 import { checkMessage, renamed } from "../../wire/anthropic/reply.ts";
 import { fromAnthropic } from "../../wire/anthropic/usage.ts";
 import type { Upstream as Declared } from "../kind.ts";
 import type { NativeCall, NativeReply } from "../provider.ts";
-import { badShape, fetchError, fetchFailed, parseUpstreamJson, streamedBody, type Upstream } from "../upstream-errors.ts";
+import { badShape, fetchError, fetchFailed, parseUpstreamJson, streamedBody, type Upstream } from "../../wire/upstream-errors.ts";
 import { anthropicError, streamError } from "./errors.ts";
 import { headersOf, type AnthropicSettings } from "./kind.ts";
 

@@ -1,6 +1,6 @@
-import { credentialProvider, type Credentials } from "../../aws.ts";
+import { credentialProvider, type Credentials } from "../../lib/aws.ts";
 import { GatewayError } from "../../errors.ts";
-import { unreachable, type Upstream } from "../upstream-errors.ts";
+import { unreachable, type Upstream } from "../../wire/upstream-errors.ts";
 import type { BedrockSettings } from "./kind.ts";
 import { createSigner, signRequest } from "./sigv4.ts";
 

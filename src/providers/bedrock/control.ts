@@ -1,6 +1,6 @@
-import { isObject, stringOr } from "../../formats/read.ts";
+import { isObject, stringOr } from "../../lib/read.ts";
 import { unprefixed } from "../anthropic-models.ts";
-import { fetchFailed, readUpstreamJson, type Upstream } from "../upstream-errors.ts";
+import { fetchFailed, readUpstreamJson, type Upstream } from "../../wire/upstream-errors.ts";
 import type { Upstream as Declared } from "../kind.ts";
 import { bedrockAuth } from "./auth.ts";
 import { credentialsOf, labelOf, type BedrockSettings } from "./kind.ts";

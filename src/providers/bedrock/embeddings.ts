@@ -1,8 +1,8 @@
 import { invalidRequest } from "../../errors.ts";
 import { limiter } from "../../files/concurrency.ts";
-import { isObject, numberOr } from "../../formats/read.ts";
+import { isObject, numberOr } from "../../lib/read.ts";
 import type { EmbeddingRequest, Embeddings } from "../../ir.ts";
-import { badShape, fetchFailed } from "../upstream-errors.ts";
+import { badShape, fetchFailed } from "../../wire/upstream-errors.ts";
 import type { BedrockTransport } from "./transport.ts";
 
 /**

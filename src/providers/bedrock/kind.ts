@@ -1,4 +1,4 @@
-import { credentialKind, type AwsSettings } from "../../aws.ts";
+import { credentialKind, type AwsSettings } from "../../lib/aws.ts";
 import { anthropicProfile, GEOS } from "../anthropic-models.ts";
 import type { Kind, Upstream } from "../kind.ts";
 

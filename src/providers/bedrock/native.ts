@@ -1,8 +1,8 @@
 import { GatewayError } from "../../errors.ts";
-import { isObject, numberOr, topMembers } from "../../formats/read.ts";
+import { isObject, numberOr, topMembers } from "../../lib/read.ts";
 import { foundationModel } from "../anthropic-models.ts";
 import type { NativeCall, NativeReply } from "../provider.ts";
-import { badShape, fetchError, fetchFailed, parseUpstreamJson } from "../upstream-errors.ts";
+import { badShape, fetchError, fetchFailed, parseUpstreamJson } from "../../wire/upstream-errors.ts";
 import { checkMessage, renamed } from "../../wire/anthropic/reply.ts";
 import { bedrockBetas } from "./betas.ts";
 import { relay } from "./relay.ts";

@@ -1,10 +1,10 @@
 import { GatewayError } from "../../errors.ts";
 import { fromAnthropic } from "../../wire/anthropic/usage.ts";
 import { fromConverse } from "../../wire/converse/client.ts";
-import { isObject } from "../../formats/read.ts";
+import { isObject } from "../../lib/read.ts";
 import type { Usage } from "../../ir.ts";
 import type { NativeCall, NativeReply } from "../provider.ts";
-import { fetchError, fetchFailed, parseUpstreamJson } from "../upstream-errors.ts";
+import { fetchError, fetchFailed, parseUpstreamJson } from "../../wire/upstream-errors.ts";
 import type { BedrockTransport } from "./transport.ts";
 import { eventDecoder } from "./transport.ts";
 

@@ -1,9 +1,9 @@
-import type { StreamDecoder } from "../../formats/codec.ts";
+import type { StreamDecoder } from "../../wire/codec.ts";
 import type { ChatReply, ChatRequest, StreamEvent } from "../../ir.ts";
 import type { Upstream as Declared } from "../kind.ts";
 import type { Provider } from "../provider.ts";
 import type { BedrockSettings } from "./kind.ts";
-import { parseUpstreamJson, type Upstream } from "../upstream-errors.ts";
+import { parseUpstreamJson, type Upstream } from "../../wire/upstream-errors.ts";
 import { decodeReply as decodeClaude } from "../../wire/anthropic/reply.ts";
 import { encodeRequest as encodeClaude } from "../../wire/anthropic/encode-request.ts";
 import { streamDecoder as claudeStream } from "../../wire/anthropic/stream.ts";

@@ -1,7 +1,7 @@
-import { indexOf } from "../../bytes.ts";
-import { isObject } from "../../formats/read.ts";
-import { badShape, type Upstream } from "../upstream-errors.ts";
-import type { Span } from "./frames.ts";
+import { indexOf } from "../../lib/bytes.ts";
+import { isObject } from "../../lib/read.ts";
+import { badShape, type Upstream } from "../../wire/upstream-errors.ts";
+import type { Span } from "../../wire/event-stream/frames.ts";
 import { eventDecoder, parsePayload } from "./transport.ts";
 
 /**

@@ -1,4 +1,4 @@
-import type { Credentials } from "../../aws.ts";
+import type { Credentials } from "../../lib/aws.ts";
 
 /**
  * AWS Signature Version 4 for a POST with a JSON body, as Bedrock Runtime takes it. Written out

@@ -1,11 +1,11 @@
 import type { GatewayError } from "../../errors.ts";
-import { isObject } from "../../formats/read.ts";
-import { badShape, fetchFailed, fromUpstreamStatus, parseUpstreamJson, readUpstreamJson, streamedBody, type Upstream } from "../upstream-errors.ts";
+import { isObject } from "../../lib/read.ts";
+import { badShape, fetchFailed, fromUpstreamStatus, parseUpstreamJson, readUpstreamJson, streamedBody, type Upstream } from "../../wire/upstream-errors.ts";
 import type { Upstream as Declared } from "../kind.ts";
 import { bedrockAuth } from "./auth.ts";
 import { credentialsOf, labelOf, type BedrockSettings } from "./kind.ts";
-import { utf8Slice } from "../../bytes.ts";
-import { decodeFrame, frameSplitter, type Span } from "./frames.ts";
+import { utf8Slice } from "../../lib/bytes.ts";
+import { decodeFrame, frameSplitter, type Span } from "../../wire/event-stream/frames.ts";
 
 export type Action = "invoke" | "invoke-with-response-stream" | "converse" | "converse-stream" | "count-tokens";
 

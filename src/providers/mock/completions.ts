@@ -1,5 +1,5 @@
-import { completions } from "../../formats/completions.ts";
-import { sseText } from "../../formats/sse.ts";
+import { completions } from "../../wire/completions/codec.ts";
+import { sseText } from "../../lib/sse.ts";
 import type { ChatReply, ChatRequest, StreamEvent } from "../../ir.ts";
 import type { NativeCall, NativeReply } from "../provider.ts";
 

@@ -4,7 +4,7 @@ import { refuseUnsupported } from "../../wire/cross-family.ts";
 import { textCompletion } from "./completions.ts";
 import { mockEmbeddings } from "./embeddings.ts";
 import type { Provider } from "../provider.ts";
-import { fromUpstreamStatus, type Upstream } from "../upstream-errors.ts";
+import { fromUpstreamStatus, type Upstream } from "../../wire/upstream-errors.ts";
 
 /**
  * The built-in mock (contract 11): no keys, no network, the same answer every time. `mock` echoes

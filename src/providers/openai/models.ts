@@ -1,7 +1,7 @@
-import { isObject, numberOr, stringOr } from "../../formats/read.ts";
+import { isObject, numberOr, stringOr } from "../../lib/read.ts";
 import { settingName, shownUrl, type Upstream as Declared } from "../kind.ts";
 import { labelOf, urlOf, type OpenAISettings } from "./kind.ts";
-import { fetchFailed, fromUpstreamStatus, readUpstreamJson, type Upstream } from "../upstream-errors.ts";
+import { fetchFailed, fromUpstreamStatus, readUpstreamJson, type Upstream } from "../../wire/upstream-errors.ts";
 
 export interface ListedModel {
   id: string;

@@ -1,7 +1,7 @@
 import { notFound } from "../../errors.ts";
 import { ANTHROPIC_MODELS, anthropicProfile, foundationModel } from "../../providers/anthropic-models.ts";
-import type { Discovery } from "../../providers/discovery.ts";
-import type { Live } from "../../providers/live.ts";
+import type { Discovery } from "../../routing/discovery.ts";
+import type { Live } from "../../routing/live.ts";
 
 /** A model as the control plane lists it. */
 interface Routed {

@@ -1,7 +1,7 @@
 import { GatewayError } from "../../errors.ts";
-import { invokeCodec } from "../../formats/bedrock-invoke.ts";
-import { converseCodec } from "../../formats/converse.ts";
-import { trackUsage } from "../../usage/track.ts";
+import { invokeCodec } from "../../wire/bedrock-invoke/codec.ts";
+import { converseCodec } from "../../wire/converse/codec.ts";
+import { trackUsage } from "../track-usage.ts";
 import { jsonObject, readText } from "../body.ts";
 import { REQUEST_ID, requestId } from "../edge.ts";
 import type { ChatEdgeOptions } from "../chat-edge.ts";

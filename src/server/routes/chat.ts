@@ -1,4 +1,4 @@
-import { CODECS, detectFormat, formatName } from "../../formats/detect.ts";
+import { CODECS, detectFormat, formatName } from "../../wire/detect.ts";
 import type { ChatEndpoint } from "../chat-edge.ts";
 
 const DESCRIPTION = `One endpoint, three request formats: OpenAI Chat Completions (alpha), Anthropic Messages

@@ -1,4 +1,4 @@
-import { completions as codec } from "../../formats/completions.ts";
+import { completions as codec } from "../../wire/completions/codec.ts";
 import type { ChatEndpoint } from "../chat-edge.ts";
 
 const DESCRIPTION = `OpenAI's legacy completions: prompt, and suffix for fill-in-the-middle (what IDE autocomplete sends).

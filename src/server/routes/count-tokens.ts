@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
-import { anthropic } from "../../formats/anthropic.ts";
-import type { TokenCounter } from "../../providers/tokens.ts";
+import { anthropic } from "../../wire/anthropic/codec.ts";
+import type { TokenCounter } from "../../core/count-tokens.ts";
 import { auth, type Guard } from "../auth.ts";
 import { jsonObject } from "../body.ts";
 import { REQUEST_ID } from "../edge.ts";

@@ -1,4 +1,4 @@
-import type { EmbeddingsService } from "../../embeddings.ts";
+import type { EmbeddingsService } from "../../core/embeddings.ts";
 import type { ChatEndpoint } from "../chat-edge.ts";
 
 const DESCRIPTION = `OpenAI's embeddings: input (a string, strings, or token arrays for openai upstreams), model, dimensions,

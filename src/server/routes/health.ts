@@ -1,9 +1,9 @@
 import { Elysia } from "elysia";
 import { KINDS } from "../../providers/kinds.ts";
-import { missing } from "../../providers/upstreams.ts";
-import type { Live } from "../../providers/live.ts";
+import { missing } from "../../routing/upstreams.ts";
+import type { Live } from "../../routing/live.ts";
 import { VERSION } from "../../version.ts";
-import type { RedisStatus } from "../redis.ts";
+import type { RedisStatus } from "../../lib/redis.ts";
 
 const INPUT_FORMATS = ["alpha", "beta_messages", "beta_textgen"] as const;
 

@@ -1,4 +1,4 @@
-import { anthropic } from "../../formats/anthropic.ts";
+import { anthropic } from "../../wire/anthropic/codec.ts";
 import type { ChatEndpoint } from "../chat-edge.ts";
 
 const DESCRIPTION = `The Anthropic Messages API as api.anthropic.com serves it, for Claude Code and the Anthropic SDKs

@@ -1,8 +1,8 @@
 import { Elysia } from "elysia";
 import { notFound, validationError } from "../../errors.ts";
 import { ANTHROPIC_MODELS } from "../../providers/anthropic-models.ts";
-import type { Discovery } from "../../providers/discovery.ts";
-import type { Live } from "../../providers/live.ts";
+import type { Discovery } from "../../routing/discovery.ts";
+import type { Live } from "../../routing/live.ts";
 import { auth, type Guard } from "../auth.ts";
 
 /** Anthropic's model object (`anthropic-version` callers). */

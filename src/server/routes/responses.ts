@@ -1,4 +1,4 @@
-import { droppedTools, responses as codec } from "../../formats/responses.ts";
+import { droppedTools, responses as codec } from "../../wire/responses/codec.ts";
 import type { ChatEndpoint } from "../chat-edge.ts";
 
 export const DROPPED_TOOLS = "x-parley-dropped-tools";

@@ -1,5 +1,5 @@
 import { invalidRequest } from "../../errors.ts";
-import { parseArguments, type Json } from "../../formats/read.ts";
+import { parseArguments, type Json } from "../../lib/read.ts";
 import { alternating, systemOnTop, type ChatRequest, type Part, type ToolChoice } from "../../ir.ts";
 import { refuseUnsupported } from "../cross-family.ts";
 

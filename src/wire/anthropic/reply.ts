@@ -1,8 +1,8 @@
 import type { GatewayError } from "../../errors.ts";
-import { randomId } from "../../formats/codec.ts";
-import { isObject, parseArguments, stringOr, topMembers, type Json } from "../../formats/read.ts";
+import { randomId } from "../codec.ts";
+import { isObject, parseArguments, stringOr, topMembers, type Json } from "../../lib/read.ts";
 import type { ChatReply, ChatRequest, Part, SseEvent, Usage } from "../../ir.ts";
-import { badShape, type Upstream } from "../../providers/upstream-errors.ts";
+import { badShape, type Upstream } from "../upstream-errors.ts";
 import { FORMAT_TOOL } from "./encode-request.ts";
 import { fromStopReason, toStopReason } from "./stop-reason.ts";
 import { fromAnthropic, usageObject, type CacheTokens } from "./usage.ts";

@@ -1,4 +1,4 @@
-import { finishFrom } from "../../formats/codec.ts";
+import { finishFrom } from "../codec.ts";
 import type { Finish, FinishReason } from "../../ir.ts";
 
 /** Anthropic's stop reasons (Converse uses the same words, and Bedrock's guardrail ones). */

@@ -1,9 +1,9 @@
 import { GatewayError } from "../../errors.ts";
-import { randomId, type StreamDecoder, type StreamEncoder } from "../../formats/codec.ts";
-import { isObject, numberOr, stringOr, type Json } from "../../formats/read.ts";
-import { usageTracker } from "../../formats/usage.ts";
+import { randomId, type StreamDecoder, type StreamEncoder } from "../codec.ts";
+import { isObject, numberOr, stringOr, type Json } from "../../lib/read.ts";
+import { usageTracker } from "../usage.ts";
 import type { ChatRequest, Finish, SseEvent, StreamEvent } from "../../ir.ts";
-import { badShape, type Upstream } from "../../providers/upstream-errors.ts";
+import { badShape, type Upstream } from "../upstream-errors.ts";
 import type { EncodeOptions } from "./reply.ts";
 import { FORMAT_TOOL } from "./encode-request.ts";
 import { fromStopReason, toStopReason } from "./stop-reason.ts";

@@ -1,6 +1,6 @@
 import { uncachedInput, type Usage } from "../../ir.ts";
-import { isObject, memberObject, numberOr, type Json } from "../../formats/read.ts";
-import { NO_INPUT } from "../../formats/usage.ts";
+import { isObject, memberObject, numberOr, type Json } from "../../lib/read.ts";
+import { NO_INPUT } from "../usage.ts";
 
 /**
  * Anthropic's usage object: `input_tokens` counts beside the cache, which it bills apart

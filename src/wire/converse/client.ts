@@ -1,8 +1,8 @@
 import { invalidRequest, validationError, type GatewayError } from "../../errors.ts";
 import { type ChatReply, type ChatRequest, type FinishReason, type Message, type Part, type SseEvent, type StreamEvent, type Tool, type ToolChoice, type Usage } from "../../ir.ts";
-import type { StreamEncoder } from "../../formats/codec.ts";
-import { isObject, memberObject, messageList, numberOr, optionalString, parseArguments, stringOr, type Json } from "../../formats/read.ts";
-import { NO_INPUT, usageTracker } from "../../formats/usage.ts";
+import type { StreamEncoder } from "../codec.ts";
+import { isObject, memberObject, messageList, numberOr, optionalString, parseArguments, stringOr, type Json } from "../../lib/read.ts";
+import { NO_INPUT, usageTracker } from "../usage.ts";
 
 /**
  * Bedrock's Converse API, the client's side (`POST /model/{id}/converse` and `converse-stream` on

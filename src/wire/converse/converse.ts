@@ -1,9 +1,9 @@
 import { invalidRequest } from "../../errors.ts";
-import type { StreamDecoder } from "../../formats/codec.ts";
-import { isObject, parseArguments, stringOr, type Json } from "../../formats/read.ts";
+import type { StreamDecoder } from "../codec.ts";
+import { isObject, parseArguments, stringOr, type Json } from "../../lib/read.ts";
 import { alternating, systemOnTop, type ChatReply, type ChatRequest, type Part, type StreamEvent, type Turn } from "../../ir.ts";
 import { refuseUnsupported } from "../cross-family.ts";
-import { badShape, type Upstream } from "../../providers/upstream-errors.ts";
+import { badShape, type Upstream } from "../upstream-errors.ts";
 import { fromStopReason } from "../anthropic/stop-reason.ts";
 import { fromConverse } from "./client.ts";
 

@@ -2,7 +2,7 @@ import { validationError } from "../../errors.ts";
 import {
   asksThinking, fileIds, isObject, messageList, numberIn, objectList, optionalBoolean, optionalString, parseDataUrl, positiveInt, stringList,
   type Json,
-} from "../../formats/read.ts";
+} from "../../lib/read.ts";
 import { pushSystem, type ChatRequest, type Message, type Part, type ResponseFormat, type Tool, type ToolChoice } from "../../ir.ts";
 import { textOf } from "./reply.ts";
 

@@ -1,4 +1,4 @@
-import type { Json } from "../../formats/read.ts";
+import type { Json } from "../../lib/read.ts";
 import { alternating, systemOnTop, type ChatRequest, type Message, type ResponseFormat, type ToolChoice } from "../../ir.ts";
 import { refuseUnsupported } from "../cross-family.ts";
 

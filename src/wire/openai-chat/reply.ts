@@ -1,7 +1,7 @@
-import { randomId } from "../../formats/codec.ts";
-import { isObject, stringOr } from "../../formats/read.ts";
+import { randomId } from "../codec.ts";
+import { isObject, stringOr } from "../../lib/read.ts";
 import type { ChatReply, Part, Usage } from "../../ir.ts";
-import { badShape, type Upstream } from "../../providers/upstream-errors.ts";
+import { badShape, type Upstream } from "../upstream-errors.ts";
 import { fromFinishReason, toFinishReason } from "./finish-reason.ts";
 import { fromOpenAIChat, toOpenAIChat } from "./usage.ts";
 

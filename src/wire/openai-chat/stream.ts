@@ -1,8 +1,8 @@
-import { randomId, type StreamDecoder, type StreamEncoder } from "../../formats/codec.ts";
-import { isObject, stringOr, type Json } from "../../formats/read.ts";
-import { usageTracker } from "../../formats/usage.ts";
+import { randomId, type StreamDecoder, type StreamEncoder } from "../codec.ts";
+import { isObject, stringOr, type Json } from "../../lib/read.ts";
+import { usageTracker } from "../usage.ts";
 import type { ChatRequest, SseEvent, StreamEvent } from "../../ir.ts";
-import { badShape, type Upstream } from "../../providers/upstream-errors.ts";
+import { badShape, type Upstream } from "../upstream-errors.ts";
 import { fromFinishReason, toFinishReason } from "./finish-reason.ts";
 import { decodeUsage, now, textOf, toolCallId } from "./reply.ts";
 import { toOpenAIChat } from "./usage.ts";

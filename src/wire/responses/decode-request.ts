@@ -1,5 +1,5 @@
 import { invalidRequest, validationError } from "../../errors.ts";
-import { asksThinking, isObject, numberIn, objectList, optionalBoolean, optionalString, parseDataUrl, positiveInt, type Json } from "../../formats/read.ts";
+import { asksThinking, isObject, numberIn, objectList, optionalBoolean, optionalString, parseDataUrl, positiveInt, type Json } from "../../lib/read.ts";
 import { pushSystem, textOf, type ChatRequest, type Message, type Part, type Tool, type ToolChoice } from "../../ir.ts";
 
 /**

@@ -1,7 +1,7 @@
-import { randomId } from "../../formats/codec.ts";
-import { isObject } from "../../formats/read.ts";
+import { randomId } from "../codec.ts";
+import { isObject } from "../../lib/read.ts";
 import type { ChatReply, Finish, Usage } from "../../ir.ts";
-import { badShape, type Upstream } from "../../providers/upstream-errors.ts";
+import { badShape, type Upstream } from "../upstream-errors.ts";
 import { fromResponses, toResponses } from "./usage.ts";
 
 /** A whole response object: written from the IR for a client, checked when an upstream's passes through. */

@@ -1,7 +1,7 @@
 import type { GatewayError } from "../../errors.ts";
-import { randomId, type StreamEncoder } from "../../formats/codec.ts";
-import type { Json } from "../../formats/read.ts";
-import { usageTracker } from "../../formats/usage.ts";
+import { randomId, type StreamEncoder } from "../codec.ts";
+import type { Json } from "../../lib/read.ts";
+import { usageTracker } from "../usage.ts";
 import type { Finish, SseEvent } from "../../ir.ts";
 import { callItem, INCOMPLETE, messageItem, now, responseObject, type Status } from "./reply.ts";
 

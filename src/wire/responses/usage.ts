@@ -1,4 +1,4 @@
-import { isObject, numberOr } from "../../formats/read.ts";
+import { isObject, numberOr } from "../../lib/read.ts";
 import type { Usage } from "../../ir.ts";
 
 const count = (value: unknown) => numberOr(value) ?? 0;

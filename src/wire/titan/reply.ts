@@ -1,6 +1,6 @@
-import { isObject, numberOr, stringOr } from "../../formats/read.ts";
+import { isObject, numberOr, stringOr } from "../../lib/read.ts";
 import { textOf, type ChatReply } from "../../ir.ts";
-import { badShape, type Upstream } from "../../providers/upstream-errors.ts";
+import { badShape, type Upstream } from "../upstream-errors.ts";
 import { fromCompletionReason, toCompletionReason } from "./completion-reason.ts";
 
 /** A whole Titan Text reply: read from Bedrock into the IR, written from the IR for a client. */

@@ -1,5 +1,5 @@
 import { invalidRequest } from "../../errors.ts";
-import { fileIds, isObject, numberIn, optionalBoolean, optionalString, positiveInt, stringList, type Json } from "../../formats/read.ts";
+import { fileIds, isObject, numberIn, optionalBoolean, optionalString, positiveInt, stringList, type Json } from "../../lib/read.ts";
 import { systemOnTop, textOf, type ChatRequest, type Message } from "../../ir.ts";
 import { refuseUnsupported } from "../cross-family.ts";
 

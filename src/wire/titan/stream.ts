@@ -1,8 +1,8 @@
-import type { StreamDecoder, StreamEncoder } from "../../formats/codec.ts";
-import { isObject, numberOr, stringOr } from "../../formats/read.ts";
-import { usageTracker } from "../../formats/usage.ts";
+import type { StreamDecoder, StreamEncoder } from "../codec.ts";
+import { isObject, numberOr, stringOr } from "../../lib/read.ts";
+import { usageTracker } from "../usage.ts";
 import type { Finish, StreamEvent } from "../../ir.ts";
-import { badShape, type Upstream } from "../../providers/upstream-errors.ts";
+import { badShape, type Upstream } from "../upstream-errors.ts";
 import { fromCompletionReason, toCompletionReason } from "./completion-reason.ts";
 import { titanInput } from "./reply.ts";
 

@@ -1,0 +1,45 @@
+import type { Answer, ChatOutcome, ChatDeps, EndpointCall } from "./chat.ts";
+import { invalidRequest, unavailable } from "../errors.ts";
+import { decodeEmbeddingRequest, encodeEmbeddings } from "../wire/embeddings/codec.ts";
+import type { Upstream } from "../providers/kind.ts";
+import type { Provider } from "../providers/provider.ts";
+import type { Target } from "../routing/routes.ts";
+import { createRouted, firstByte } from "./routed.ts";
+
+const ENDPOINT = "POST /v1/embeddings";
+
+/**
+ * `POST /v1/embeddings` (contract 18): routed by model id, retried and failed over as a chat is.
+ * An OpenAI-compatible upstream gets the client's body as sent and its reply goes back byte for
+ * byte; an upstream that converts (Bedrock's Titan and Cohere, the mock) answers vectors that are
+ * written in OpenAI's shape, as floats or base64 as asked.
+ */
+export function createEmbeddings({ config, upstreams }: Pick<ChatDeps, "config" | "upstreams">) {
+  const routed = createRouted({ config, upstreams });
+  return async function embeddings(call: EndpointCall): Promise<ChatOutcome> {
+    const request = decodeEmbeddingRequest(call.body);
+    const requested = request.model;
+    if (!requested) throw invalidRequest("Missing required field 'model'.", "model: required");
+
+    const answer = async (provider: Provider, target: Target, upstream: Upstream): Promise<Answer> => {
+      const native = provider.native?.["openai-embeddings"];
+      if (native) {
+        // Routed under another id (an alias, `<upstream>/<model>`): the body names the upstream's.
+        const body = target.model === requested ? call.raw : JSON.stringify({ ...call.body, model: target.model });
+        const reply = await firstByte(native({ body, model: target.model, requested, stream: false, signal: call.signal }), upstream.timeoutMs, provider.label);
+        if (reply.kind !== "json") throw unavailable(`${provider.label} answered ${ENDPOINT} with a stream.`);
+        call.onDone?.({ usage: reply.usage, ok: true });
+        return { kind: "bytes", bytes: reply.body, contentType: reply.contentType };
+      }
+      if (!provider.embed) throw invalidRequest(`${ENDPOINT} is not served by upstream '${upstream.name}' (kind ${upstream.kind}): route '${requested}' to an embedding model on an openai or bedrock upstream, or to the mock.`, "model: no embeddings on this upstream");
+      if (request.tokens) throw invalidRequest(`Token arrays in 'input' are passed only to openai upstreams; upstream '${upstream.name}' is of kind ${upstream.kind}: send the texts.`, "input: token arrays");
+      const result = await firstByte(provider.embed(request, target.model, call.signal), upstream.timeoutMs, provider.label);
+      call.onDone?.({ usage: { input: { total: result.inputTokens, cacheRead: 0, cacheWrite: 0 }, output: 0 }, ok: true });
+      return { kind: "json", body: encodeEmbeddings(result, requested, request.encoding) };
+    };
+
+    return (await routed<Answer>({ requested, facts: { ...call.caller }, signal: call.signal, observe: call.observe, answer })) as ChatOutcome;
+  };
+}
+
+export type EmbeddingsService = ReturnType<typeof createEmbeddings>;

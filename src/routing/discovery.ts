@@ -1,0 +1,156 @@
+import type { Database } from "bun:sqlite";
+import type { Config } from "../config.ts";
+import type { Logger } from "../log.ts";
+import { catalogue } from "../providers/catalogue.ts";
+import type { Upstream } from "../providers/kind.ts";
+import type { ListedModel } from "../providers/openai/models.ts";
+import { modelListers } from "../providers/registry.ts";
+import { missing } from "./upstreams.ts";
+
+/** A model as /v1/models and `parley models` show it, and where parley learned of it. */
+export interface Listing extends ListedModel {
+  /** The upstream that routes the id. */
+  provider: string;
+  source: "discovered" | "cached" | "catalogue" | "configured" | "alias";
+}
+
+interface Known {
+  models: ListedModel[];
+  ids: Set<string>;
+  source: "discovered" | "cached";
+  fetchedAt: number;
+}
+
+/**
+ * The models the configured upstreams really serve: asked in the background at start and every
+ * MODELS_REFRESH_S, kept in memory and in SQLite. A failed refresh keeps the last list (from this
+ * process or, after a restart, from SQLite); with none at all, the built-in catalogue stands in.
+ * Never on a chat's path: routing asks `upstreamsOf`, a set lookup per upstream.
+ */
+export function createDiscovery({ config, database, log, upstreams }: { config: Pick<Config, "modelsRefreshS" | "defaultModel" | "modelAliases">; database: () => Database; log: Logger; upstreams: () => readonly Upstream[] }) {
+  const known = new Map<string, Known>();
+  const failing = new Set<string>();
+  let timer: Timer | undefined;
+  /** The configured upstreams, as of the configuration in force (worked out once per configuration). */
+  const callable = new WeakMap<readonly Upstream[], Upstream[]>();
+  const configured = () => {
+    const all = upstreams();
+    let some = callable.get(all);
+    if (!some) callable.set(all, (some = all.filter((u) => !missing(u))));
+    return some;
+  };
+
+  async function refresh(): Promise<void> {
+    const listers = modelListers(upstreams());
+    const names = Object.keys(listers);
+    await Promise.all(names.map(async (name) => {
+      try {
+        const models = await listers[name]!();
+        known.set(name, { models, ids: new Set(models.map((m) => m.id)), source: "discovered", fetchedAt: Date.now() });
+        save(name, models);
+        if (failing.delete(name)) log.info(`model discovery for ${name} works again (${models.length} models)`);
+      } catch (error) {
+        if (!failing.has(name)) log.warn(`model discovery for ${name} failed; serving ${known.has(name) ? "the last list" : "the cached or built-in list"}:`, error instanceof Error ? error.message : error);
+        failing.add(name);
+        if (!known.has(name)) restore(name);
+      }
+    }));
+  }
+
+  function save(name: string, models: ListedModel[]) {
+    const db = prepared();
+    db.transaction(() => {
+      db.run("DELETE FROM discovered_models WHERE provider = ?", [name]);
+      const insert = db.prepare("INSERT OR REPLACE INTO discovered_models (provider, id, owned_by, created, fetched_at) VALUES (?, ?, ?, ?, ?)");
+      for (const m of models) insert.run(name, m.id, m.owned_by, m.created, Date.now());
+    })();
+  }
+
+  function restore(name: string) {
+    const rows = prepared().query<{ id: string; owned_by: string; created: number; fetched_at: number }, [string]>(
+      "SELECT id, owned_by, created, fetched_at FROM discovered_models WHERE provider = ? ORDER BY rowid").all(name);
+    if (rows.length === 0) return;
+    const models = rows.map(({ id, owned_by, created }) => ({ id, owned_by, created }));
+    known.set(name, { models, ids: new Set(models.map((m) => m.id)), source: "cached", fetchedAt: rows[0]!.fetched_at });
+  }
+
+  let ready = false;
+  function prepared(): Database {
+    const db = database();
+    if (!ready) {
+      db.run(`CREATE TABLE IF NOT EXISTS discovered_models (
+        provider TEXT NOT NULL, id TEXT NOT NULL, owned_by TEXT NOT NULL, created INTEGER NOT NULL, fetched_at INTEGER NOT NULL,
+        PRIMARY KEY (provider, id))`);
+      ready = true;
+    }
+    return db;
+  }
+
+  return {
+    /** Starts the background refreshes; MODELS_REFRESH_S=0 turns discovery off (the catalogue only). */
+    start(): Promise<void> | undefined {
+      if (config.modelsRefreshS === 0 || Object.keys(modelListers(upstreams())).length === 0) return undefined;
+      timer = setInterval(() => void refresh(), config.modelsRefreshS * 1000);
+      timer.unref();
+      return refresh();
+    },
+    stop: () => clearInterval(timer),
+    refresh,
+
+    /** Every id a configured upstream serves, as far as parley knows: for "did you mean". */
+    ids(): string[] {
+      return configured().flatMap((u) => modelsOf(u)?.models.map((m) => m.id) ?? []);
+    },
+
+    /** Whether an upstream serves this id, as far as parley knows (undefined: it does not know). */
+    serves(upstream: Upstream, id: string): boolean | undefined {
+      if (upstream.models) return upstream.models.includes(id);
+      const found = known.get(upstream.name);
+      return found ? found.ids.has(id) : undefined;
+    },
+
+    /** The upstreams that list this id, in declaration order. */
+    upstreamsOf(id: string): readonly string[] {
+      let found: string[] | undefined;
+      for (const u of configured()) {
+        if (u.models ? u.models.includes(id) : known.get(u.name)?.ids.has(id)) (found ??= []).push(u.name);
+      }
+      return found ?? NONE;
+    },
+
+    /** Every model to show, once: listed (or cached) per upstream, else the catalogue; then aliases; each with the upstream `route` sends it to. */
+    list(route: (id: string) => string | undefined): Listing[] {
+      const listings: Listing[] = [];
+      const seen = new Set<string>();
+      for (const upstream of configured()) {
+        const found = modelsOf(upstream);
+        for (const m of found?.models ?? []) {
+          if (seen.has(m.id)) continue;
+          seen.add(m.id);
+          listings.push({ ...m, provider: route(m.id) ?? upstream.name, source: found!.source });
+        }
+      }
+      for (const id of [config.defaultModel, ...config.modelAliases.keys()]) {
+        const provider = id && !seen.has(id) ? route(id) : undefined;
+        if (provider) listings.push({ id: id!, owned_by: "parley", created: 0, provider, source: "alias" }), seen.add(id!);
+      }
+      return listings;
+    },
+
+    /** One upstream's models as parley knows them, with where that came from. */
+    of: (upstream: Upstream) => modelsOf(upstream),
+  };
+
+  /** The user's list, else what discovery found, else (for the spec's own upstreams and the mock) the built-in catalogue. */
+  function modelsOf(upstream: Upstream): { models: ListedModel[]; source: Listing["source"] } | undefined {
+    if (upstream.models) return { models: upstream.models.map((id) => ({ id, owned_by: upstream.name, created: 0 })), source: "configured" };
+    const found = known.get(upstream.name);
+    if (found) return found;
+    if (upstream.origin.file) return undefined;
+    return { models: catalogue(upstream.kind), source: "catalogue" };
+  }
+}
+
+const NONE: readonly string[] = [];
+
+export type Discovery = ReturnType<typeof createDiscovery>;

@@ -1,0 +1,134 @@
+import type { ChatCall, ChatOutcome } from "../core/chat.ts";
+import { clip } from "../log.ts";
+import { uncachedInput, type Usage } from "../ir.ts";
+import type { Principal } from "./auth.ts";
+import type { RequestLog } from "./request-log.ts";
+import { costOf, FREE, type Tokens } from "../usage/prices.ts";
+import type { UsageRecord } from "../usage/recorder.ts";
+import type { UsageService } from "../usage/service.ts";
+
+/** What a chat route knows about its request. */
+export interface TrackContext {
+  /** The request's log line, absent below LOG_LEVEL=info. */
+  log?: RequestLog;
+  request: Request;
+  principal: Principal;
+}
+
+type Observed = Parameters<NonNullable<ChatCall["observe"]>>[0];
+
+export const COST_HEADER = "x-parley-cost-usd";
+
+/**
+ * One chat call's usage: the hooks go into `chat()`, and its promise goes through `answered` and
+ * `failed`. A route needs two lines:
+ *
+ *   const usage = trackUsage(service, context, "/v1/messages");
+ *   const outcome = await chat({ ...call, ...usage.hooks }).then(usage.answered, usage.failed);
+ *
+ * The record is made once the completion is over: a JSON reply at once (with its cost in
+ * `x-parley-cost-usd`), a stream when it ends; its metrics and its row are counted after the
+ * answer has been written (`later`). chat() calls `onDone` before `observe` for JSON and
+ * after for a stream, so whichever of `onDone` and `answered` comes last finishes the record.
+ */
+export function trackUsage(service: UsageService | undefined, { log, request, principal }: TrackContext, endpoint: string) {
+  const time = Date.now();
+  const start = performance.now();
+  let observed: (Observed & { at: number }) | undefined;
+  let done: { usage?: Usage; ok: boolean } | undefined;
+  let answer: { model?: string; stream: boolean; headers: Record<string, string> } | undefined;
+  let broken = false;
+  let finished = false;
+
+  const hooks: Pick<ChatCall, "observe" | "onDone" | "onBreak"> = {
+    observe(info) {
+      log?.note(info);
+      observed = { ...info, model: clip(info.model), at: performance.now() };
+    },
+    onBreak(reason) {
+      log?.note({ broken: reason });
+      broken = true;
+    },
+    onDone(result) {
+      done = result;
+      if (answer) finish(200);
+    },
+  };
+
+  function finish(status: number): void {
+    if (!service || finished) return;
+    finished = true;
+    const stream = answer?.stream ?? false;
+    const outcome: UsageRecord["outcome"] = status === 499 ? "cancelled" : status !== 200 ? "error" : done?.ok === false ? (broken ? "broken" : "cancelled") : "ok";
+    const provider = observed?.provider ?? null;
+    const model = answer?.model !== undefined ? clip(answer.model) : (observed?.model ?? null);
+    const tokens = done?.usage && billed(done.usage);
+    // Priced as the model that answered (the id sent upstream, after aliases, routes and fallbacks), not the one asked for.
+    const price = observed?.free ? FREE : answer?.model !== undefined ? service.prices(answer.model) : undefined;
+    const cost = tokens ? costOf(price, tokens) : null;
+    if (answer && !stream && cost !== null) answer.headers[COST_HEADER] = String(Math.round(cost * 1e10) / 1e10);
+    if (tokens && principal.budget) service.budgets?.spend(principal.label, principal.budget, tokens.input + tokens.output + tokens.cacheRead + tokens.cacheWrite, cost);
+    if (!service.metrics && !service.recorder) return;
+    const latency = Math.round(performance.now() - start);
+    service.later(() => {
+      metrics(status, provider ?? "-", model ?? "-", tokens, cost, stream);
+      if (!observed || !service.recorder) return;
+      service.recorder.add({
+        time, endpoint, key_label: principal.label, model_requested: observed.model, model, provider,
+        input_tokens: tokens?.input ?? null, output_tokens: tokens?.output ?? null,
+        cache_read_tokens: tokens ? tokens.cacheRead : null, cache_write_tokens: tokens ? tokens.cacheWrite : null,
+        cost_usd: cost, status, outcome, latency_ms: latency,
+        ttft_ms: stream ? Math.round(observed.at - start) : null, attempts: observed.attempts, tag: tagOf(request),
+        route: observed.route ?? null,
+      });
+    });
+  }
+
+  function metrics(status: number, provider: string, model: string, tokens: Tokens | undefined, cost: number | null, stream: boolean) {
+    const m = service?.metrics;
+    if (!m) return;
+    const cells = m.answer(endpoint, status, provider, model);
+    cells.requests.value++;
+    if (stream) m.streams.inc([endpoint], -1);
+    if (tokens) {
+      cells.input.value += tokens.input;
+      cells.output.value += tokens.output;
+      cells.cacheRead.value += tokens.cacheRead;
+      cells.cacheWrite.value += tokens.cacheWrite;
+    }
+    if (cost) cells.cost.value += cost;
+    if (!observed) return;
+    if (observed.attempts > 1) cells.retries.value += observed.attempts - 1;
+    if (observed.upstream_ms !== undefined) {
+      cells.firstByte.observe(observed.upstream_ms / 1000);
+      cells.added.observe(Math.max(0, observed.at - start - observed.upstream_ms) / 1000);
+    }
+  }
+
+  return {
+    hooks,
+    /** The call answered: a JSON reply is recorded now, a stream when it ends. */
+    answered(outcome: ChatOutcome): ChatOutcome {
+      const stream = outcome.kind === "stream" || outcome.kind === "events";
+      answer = { model: outcome.headers["x-parley-model"], stream, headers: outcome.headers };
+      if (stream) service?.metrics?.streams.inc([endpoint]);
+      if (!stream || done) finish(200);
+      return outcome;
+    },
+    /** The call failed: recorded with the error's status (499: the client left), and the error goes on. */
+    failed(error: unknown): never {
+      const status = (error as { status?: unknown }).status;
+      finish(request.signal.aborted ? 499 : typeof status === "number" ? status : 500);
+      throw error;
+    },
+  };
+}
+
+/** Tokens as billed: the record keeps the input without the cache, and the cache's reads and writes beside it. */
+const billed = ({ input, output }: Usage): Tokens => ({ input: uncachedInput(input), output, cacheRead: input.cacheRead, cacheWrite: input.cacheWrite });
+
+/** The client's tag for a conversation: `x-parley-tag`, else Claude Code's session id. */
+function tagOf(request: Request): string | null {
+  const tag = request.headers.get("x-parley-tag") ?? request.headers.get("x-claude-code-session-id");
+  return tag ? tag.slice(0, 128) : null;
+}

@@ -1,0 +1,38 @@
+import type { GatewayError } from "../errors.ts";
+import type { ChatReply, ChatRequest, Finish, FinishReason, SseEvent, StreamEvent, Usage } from "../ir.ts";
+import type { Dialect } from "../providers/provider.ts";
+import type { Json } from "../lib/read.ts";
+
+/** Turns IR stream events into a format's server-sent events; keeps its own state in closures. */
+export interface StreamEncoder {
+  event(event: StreamEvent): SseEvent[];
+  /** The stream cannot go on: say so in the format's own way; `end` is not called after. */
+  error(error: GatewayError): SseEvent[];
+  end(): SseEvent[];
+}
+
+/** The client-facing side of a format. */
+export interface Codec {
+  decodeRequest(body: Json): ChatRequest;
+  encodeReply(reply: ChatReply, model: string): unknown;
+  streamEncoder(model: string, request: ChatRequest): StreamEncoder;
+  /** Text found in the last event of a complete stream: a stream passed through without it was cut short. */
+  lastEvent: string;
+  /** For dialects that name their events: the names a complete stream may end with (see guardStream). */
+  endEvents?: string[];
+  /** The wire dialect this codec speaks, when a provider may take it natively (same family, no conversion). */
+  dialect?: Dialect;
+  /** A dialect whose stream is not server-sent events (Bedrock's event stream) writes its events itself. */
+  writeEvents?(events: SseEvent[]): Uint8Array;
+  /** Token counts from the last events of a stream passed through in this dialect, if it carries them. */
+  usageIn?(tail: string): Usage | undefined;
+}
+
+/** Turns one upstream stream chunk into IR events; keeps its own state in closures. */
+export type StreamDecoder<Chunk> = (chunk: Chunk) => StreamEvent[];
+
+export const randomId = (prefix: string) => prefix + crypto.randomUUID().replaceAll("-", "").slice(0, 24);
+
+/** A wire format's finish reason -> IR, keeping the raw word; unknown words are "other". */
+export const finishFrom = (table: Record<string, FinishReason>, raw: string | null | undefined): Finish =>
+  ({ reason: raw && Object.hasOwn(table, raw) ? table[raw]! : "other", raw: raw ?? "" });
