@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { rssMb } from "../test/lib/proc.ts";
 import { latency, load, median, once, total, wrk, type Load, type Target } from "./bench/measure.ts";
 import { anthropicUpstream, createFleet, KEY, parleyFromSource, root } from "./bench/processes.ts";
+import { claudeCodeBody, floorRequest, PATHS } from "./bench/profile-paths.ts";
 import { streamCheck } from "./bench/stream-check.ts";
 
 const args = process.argv.slice(2);
@@ -46,6 +47,7 @@ const bodies = {
   anthropicApiStream: JSON.stringify({ model: "claude-sonnet-4-5", max_tokens: 50, stream: true, messages: hello }),
   responsesStream: JSON.stringify({ model: "gpt-4o-mini", input: "Say hello", max_output_tokens: 50, stream: true }),
   responses: JSON.stringify({ model: "gpt-4o-mini", input: "Say hello", max_output_tokens: 50 }),
+  claudeCode: JSON.stringify(claudeCodeBody()),
 };
 
 /** Servers with usage records and metrics on, and as many with them off. */
@@ -65,6 +67,8 @@ interface Path {
   pending?: true;
   /** The serving process, when it is not parley (the peer). */
   pid?: number;
+  /** The same request to the floor (scripts/bench/floor.ts), on the paths it serves, and the most CPU parley may spend over it. */
+  floor?: { target: Target; limit: number };
 }
 
 const TARGETS: Record<Kind, { p50?: number; p99: number; rps: number; cpu?: number } | undefined> = {
@@ -78,6 +82,8 @@ const results: Record<string, unknown> = { date: new Date().toISOString(), machi
 try {
   const upstream = await fleet.startUpstream({ TTFT_MS: "20", CHUNKS: "50", GAP_MS: "2" });
   const hop = await fleet.startHop(upstream.url);
+  // The floor: the least work the contract allows on a path, beside the hop (run with --smol, as parley is).
+  const floor = await fleet.startHelper("floor", "scripts/bench/floor.ts", { UPSTREAM: upstream.url, KEY }, [process.execPath, "--smol"]);
   // The bench upstream is also declared as an `anthropic` upstream: Claude's own names go to its /v1/messages.
   const parley = await fleet.startParley(parleyFromSource(true), upstream.url, { PARLEY_UPSTREAMS: anthropicUpstream(dir, upstream.url) });
   // --smol on and off are compared between two fresh processes: one that served every path before
@@ -98,10 +104,14 @@ try {
   const idle = { main: rssMb(parley.proc.pid), smol: rssMb(twin.proc.pid), plain: rssMb(plain.proc.pid) };
 
   const at = (base: string, path: string, body: string, name: string, headers: Record<string, string> = auth): Target => ({ name, url: `${base}${path}`, body, headers });
+  const atFloor = (name: string, body: string, limit: number) => {
+    const request = floorRequest(PATHS[name]!, KEY);
+    return { target: at(floor.url, request.url, body, "floor", request.headers), limit };
+  };
   const chat = (body: string, label: string, kind: Kind, upstreamPath: string, upstreamBody: string, query = ""): Path =>
     ({ label, kind, parley: at(parley.url, `/v1/chat/completions${query}`, body, label), upstreamPath, upstreamBody });
   const paths: Path[] = [
-    chat(bodies.chat, "passthrough alpha -> OpenAI, JSON", "passthrough", "/v1/chat/completions", bodies.chat),
+    { ...chat(bodies.chat, "passthrough alpha -> OpenAI, JSON", "passthrough", "/v1/chat/completions", bodies.chat), floor: atFloor("json", bodies.chat, 1.25) },
     chat(bodies.chatStream, "passthrough alpha -> OpenAI, stream", "passthrough", "/v1/chat/completions", bodies.chatStream),
     chat(bodies.claude, "alpha -> Bedrock Claude (InvokeModel)", "conversion", `/model/${encodeURIComponent(CLAUDE)}/invoke`, bodies.invoke),
     chat(bodies.chat, "alpha -> OpenAI, reply as beta_messages", "conversion", "/v1/chat/completions", bodies.chat, "?target_format=beta_messages"),
@@ -110,7 +120,7 @@ try {
     {
       label: "Anthropic client -> Bedrock Claude, POST /v1/messages", kind: "conversion", pending: true,
       parley: at(parley.url, "/v1/messages", bodies.messages, "messages", anthropicAuth),
-      upstreamPath: `/model/${encodeURIComponent(CLAUDE)}/invoke`, upstreamBody: bodies.invoke,
+      upstreamPath: `/model/${encodeURIComponent(CLAUDE)}/invoke`, upstreamBody: bodies.invoke, floor: atFloor("messages", bodies.messages, 1.25),
     },
     {
       label: "Responses passthrough, POST /v1/responses", kind: "passthrough", pending: true,
@@ -124,10 +134,16 @@ try {
     {
       label: "Anthropic client -> Anthropic API, POST /v1/messages", kind: "passthrough",
       parley: at(parley.url, "/v1/messages", bodies.anthropicApi, "anthropic-api", anthropicAuth), upstreamPath: "/v1/messages", upstreamBody: bodies.anthropicApi,
+      floor: atFloor("anthropic-api", bodies.anthropicApi, 1.25),
     },
     {
       label: "Anthropic client -> Anthropic API, POST /v1/messages, stream", kind: "passthrough",
       parley: at(parley.url, "/v1/messages", bodies.anthropicApiStream, "anthropic-api-stream", anthropicAuth), upstreamPath: "/v1/messages", upstreamBody: bodies.anthropicApiStream,
+    },
+    {
+      label: "Claude Code -> Anthropic API, POST /v1/messages, stream, 17 KB body", kind: "passthrough",
+      parley: at(parley.url, "/v1/messages", bodies.claudeCode, "claude-code-stream", anthropicAuth), upstreamPath: "/v1/messages", upstreamBody: bodies.claudeCode,
+      floor: atFloor("claude-code-stream", bodies.claudeCode, 1.15),
     },
     {
       label: "Responses passthrough, POST /v1/responses, stream", kind: "passthrough",
@@ -179,11 +195,12 @@ try {
     // compiles its code and opens what it opens lazily (a codec, the usage database). Not counted.
     await load(hopTarget, hop.proc.pid, 32, plan.slice, dir);
     await load(target, servingPid, 32, plan.slice, dir);
+    if (path.floor) await load(path.floor.target, floor.proc.pid, 32, plan.slice, dir);
     // The load leaves work behind (log lines and usage rows to write, a heap to collect): let it finish.
     await Bun.sleep(SETTLE_MS);
     const lat = await latency([direct, hopTarget, target], plan.rounds, plan.perRound);
     const result = { latency: lat, ...(cold ? { cold_latency: cold } : {}), load: {} as Record<string, unknown>, cpu: {} as Record<string, number> };
-    const all = { hop: [] as Load[], parley: [] as Load[] };
+    const all = { hop: [] as Load[], parley: [] as Load[], floor: [] as Load[], besideFloor: [] as Load[] };
     for (const connections of [32, 128]) {
       // Back to back: a whole pass of the hop, then a whole pass of parley.
       const passes = { hop: [await load(hopTarget, hop.proc.pid, connections, plan.pass, dir)], parley: [await load(target, servingPid, connections, plan.pass, dir)] };
@@ -193,6 +210,15 @@ try {
         const order = i % 2 ? (["hop", "parley"] as const) : (["parley", "hop"] as const);
         for (const who of order) slices[who].push(await load(who === "hop" ? hopTarget : target, who === "hop" ? hop.proc.pid : servingPid, connections, plan.slice, dir));
       }
+      // The floor in the same slices' rhythm, between parley's: each of parley's slices has one of the floor's beside it.
+      if (path.floor) {
+        for (let i = 0; i < Math.max(2, plan.slices); i++) {
+          for (const who of i % 2 ? (["floor", "parley"] as const) : (["parley", "floor"] as const)) {
+            const run = await load(who === "floor" ? path.floor.target : target, who === "floor" ? floor.proc.pid : servingPid, connections, plan.slice, dir);
+            (who === "floor" ? all.floor : all.besideFloor).push(run);
+          }
+        }
+      }
       result.load[`c${connections}`] = {
         passes: { hop: total(passes.hop), parley: total(passes.parley) },
         interleaved: { hop: total(slices.hop), parley: total(slices.parley) },
@@ -200,7 +226,7 @@ try {
       all.hop.push(...passes.hop, ...slices.hop);
       all.parley.push(...passes.parley, ...slices.parley);
     }
-    result.cpu = { hop_us: total(all.hop).cpuUs, parley_us: total(all.parley).cpuUs };
+    result.cpu = { hop_us: total(all.hop).cpuUs, parley_us: total(all.parley).cpuUs, ...(path.floor ? { floor_us: total(all.floor).cpuUs, beside_floor_us: total(all.besideFloor).cpuUs, floor_limit: path.floor.limit } : {}) };
     if (!path.pid) peakRss = Math.max(peakRss, total(all.parley).peakRss);
     measured[path.label] = { kind: path.kind, ...result };
   }

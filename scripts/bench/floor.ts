@@ -6,10 +6,16 @@
  * parsed for its usage, and a request id and parley's headers on the answer. On `POST /v1/messages`
  * (an Anthropic client to Bedrock Claude, JSON) it also makes the body InvokeModel's (model and stream
  * out, anthropic_version in) and signs the call with SigV4, parley's own signer being the least a
- * signature costs; with a Claude name (`claude-*`) it passes the body to the Anthropic API as sent. No routing, fallbacks, usage records, metrics or log line: what is left between it
- * and parley is parley's own structure.
+ * signature costs; with a Claude name (`claude-*`) it passes the body to the Anthropic API as sent.
+ * Streamed to the Anthropic API (Claude Code's own call), the body is parsed once for `model` and
+ * `stream` and forwarded as bytes, the SSE relayed chunk by chunk while its usage is read, and one
+ * usage row per request written to SQLite in batches, as contract 12 asks. No routing, fallbacks,
+ * metrics or log line: what is left between it and parley is parley's own structure.
  */
+import { Database } from "bun:sqlite";
 import { timingSafeEqual } from "node:crypto";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createSigner } from "../../src/providers/bedrock/sigv4.ts";
 
 const upstream = process.env.UPSTREAM!;
@@ -34,8 +40,8 @@ function firstByte(call: Promise<Response>): Promise<Response> {
 async function messages(request: Request): Promise<Response> {
   if (!keyOk(request.headers.get("x-api-key"))) return new Response(null, { status: 401 });
   const raw = await request.text();
-  const { model, stream: _stream, ...rest } = JSON.parse(raw) as { model: string; stream?: boolean };
-  if (model.startsWith("claude-")) return anthropicApi(request, raw, model);
+  const { model, stream, ...rest } = JSON.parse(raw) as { model: string; stream?: boolean };
+  if (model.startsWith("claude-")) return anthropicApi(request, raw, model, stream === true);
   const body = JSON.stringify({ anthropic_version: "bedrock-2023-05-31", ...rest });
   const path = `/model/${encodeURIComponent(model)}/invoke`;
   const headers = sign(host, path, "application/json", body, credentials);
@@ -47,13 +53,50 @@ async function messages(request: Request): Promise<Response> {
 }
 
 /** The Anthropic API, same family: the body as sent with its key and version, the reply read for its usage. */
-async function anthropicApi(request: Request, body: string, model: string): Promise<Response> {
+async function anthropicApi(request: Request, body: string, model: string, stream: boolean): Promise<Response> {
   const headers = { "content-type": "application/json", "x-api-key": "sk-ant-bench", "anthropic-version": "2023-06-01" };
   const response = await firstByte(fetch(`${upstream}/v1/messages`, { method: "POST", body, signal: request.signal, timeout: FIRST_BYTE_MS, headers }));
+  if (stream) return relayed(response, model);
   const text = await response.text();
   void (JSON.parse(text) as { usage?: { input_tokens?: number } }).usage?.input_tokens;
   const id = crypto.randomUUID();
   return new Response(text, { headers: { "content-type": "application/json", "x-request-id": id, "request-id": id, "x-parley-model": model, "x-parley-attempts": "1" } });
+}
+
+/** Usage rows, written in one transaction every 100 ms (parley batches its own the same way). */
+const db = new Database(join(tmpdir(), `parley-floor-${process.pid}.db`));
+db.run("CREATE TABLE IF NOT EXISTS usage (time INTEGER, model TEXT, input_tokens INTEGER, output_tokens INTEGER)");
+const insert = db.prepare("INSERT INTO usage VALUES (?, ?, ?, ?)");
+let rows: [number, string, number, number][] = [];
+const flush = db.transaction((batch: typeof rows) => { for (const row of batch) insert.run(...row); });
+setInterval(() => {
+  if (rows.length === 0) return;
+  const batch = rows;
+  rows = [];
+  flush(batch);
+}, 100);
+
+/** An SSE reply relayed chunk by chunk, its usage read from the events as they pass; one usage row at its end. */
+function relayed(response: Response, model: string): Response {
+  const decoder = new TextDecoder();
+  let input = 0;
+  let output = 0;
+  const started = Date.now();
+  const usage = new TransformStream<Uint8Array, Uint8Array>({
+    transform(chunk, controller) {
+      controller.enqueue(chunk);
+      const text = decoder.decode(chunk, { stream: true });
+      const inputAt = text.indexOf('"input_tokens":');
+      if (inputAt !== -1) input = Number.parseInt(text.slice(inputAt + 15), 10) || input;
+      const outputAt = text.lastIndexOf('"output_tokens":');
+      if (outputAt !== -1) output = Number.parseInt(text.slice(outputAt + 16), 10) || output;
+    },
+    flush() {
+      rows.push([started, model, input, output]);
+    },
+  });
+  const id = crypto.randomUUID();
+  return new Response(response.body!.pipeThrough(usage), { headers: { "content-type": "text/event-stream", "x-request-id": id, "request-id": id, "x-parley-model": model, "x-parley-attempts": "1" } });
 }
 
 const server = Bun.serve({

@@ -42,6 +42,8 @@ export const PATHS: Record<string, BenchPath> = {
   // Same family on the Anthropic API: the body and the reply passed through.
   "anthropic-api": { ...anthropicClient, anthropic: true, body: { model: "claude-sonnet-4-5", max_tokens: 50, messages: hello }, upstreamPath: "/v1/messages" },
   "anthropic-api-stream": { ...anthropicClient, anthropic: true, body: { model: "claude-sonnet-4-5", max_tokens: 50, stream: true, messages: hello }, upstreamPath: "/v1/messages" },
+  // Claude Code's own call, streamed to the Anthropic API: a 17 KB body (system prompt, tools, a few turns).
+  "claude-code-stream": { ...anthropicClient, anthropic: true, body: claudeCodeBody(), upstreamPath: "/v1/messages" },
   responses: { endpoint: "/v1/responses", body: { model: "gpt-4o-mini", input: "Say hello" }, upstreamPath: "/v1/responses" },
   "responses-stream": { endpoint: "/v1/responses", body: { model: "gpt-4o-mini", stream: true, input: "Say hello" }, upstreamPath: "/v1/responses" },
   // Bedrock's own clients (AWS SDKs, Claude Code in Bedrock mode), passed through to Bedrock.
@@ -64,7 +66,40 @@ export function parleyRequest(path: BenchPath, key: string): { url: string; head
  * serves /v1/messages as parley does), else the upstream's own path, as the hop gets it.
  */
 export function floorRequest(path: BenchPath, key: string): { url: string; headers: Record<string, string> } {
-  if ((path.body as { stream?: boolean }).stream) throw new Error("the floor answers JSON only: --path json, messages or responses");
   if (path.endpoint === "/v1/messages") return parleyRequest(path, key);
+  if ((path.body as { stream?: boolean }).stream) throw new Error("the floor streams only to the Anthropic API: --path claude-code-stream");
   return { url: path.upstreamPath, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" } };
+}
+
+/**
+ * A request as Claude Code sends it, about 17 KB: a long system prompt in cached blocks, fifteen tools
+ * with JSON schemas, and a few turns with a tool call and its result. Deterministic, so runs compare.
+ */
+export function claudeCodeBody(): object {
+  const words = (n: number, seed: number) => Array.from({ length: n }, (_, i) => ["file", "edit", "read", "the", "code", "test", "run", "when", "user", "asks"][(i * 7 + seed) % 10]).join(" ");
+  const tools = Array.from({ length: 15 }, (_, i) => ({
+    name: `Tool${i}`,
+    description: words(60, i),
+    input_schema: {
+      type: "object",
+      properties: { path: { type: "string", description: words(12, i + 1) }, content: { type: "string", description: words(10, i + 2) }, limit: { type: "integer", minimum: 1 } },
+      required: ["path"], additionalProperties: false,
+    },
+  }));
+  return {
+    model: "claude-sonnet-4-5", max_tokens: 32000, stream: true,
+    system: [
+      { type: "text", text: "You are Claude Code, Anthropic's official CLI for Claude." },
+      { type: "text", text: words(960, 3), cache_control: { type: "ephemeral" } },
+    ],
+    tools,
+    messages: [
+      { role: "user", content: [{ type: "text", text: words(120, 4) }] },
+      { role: "assistant", content: [{ type: "text", text: words(40, 5) }, { type: "tool_use", id: "toolu_bench1", name: "Tool1", input: { path: "src/app.ts" } }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_bench1", content: words(200, 6) }] },
+      { role: "assistant", content: [{ type: "text", text: words(60, 7) }] },
+      { role: "user", content: [{ type: "text", text: words(30, 8), cache_control: { type: "ephemeral" } }] },
+    ],
+    metadata: { user_id: "user_bench_session_0000" },
+  };
 }

@@ -10,7 +10,7 @@ interface PathResult {
   /** The first path only: the same latency rounds on the fresh server, before its warm-up load. */
   cold_latency?: Latency;
   load: Record<string, { passes: { hop: Total; parley: Total }; interleaved: { hop: Total; parley: Total } }>;
-  cpu: { hop_us: number; parley_us: number };
+  cpu: { hop_us: number; parley_us: number; floor_us?: number; beside_floor_us?: number; floor_limit?: number };
 }
 
 const us = (ms: number) => `${(ms * 1000).toFixed(0)}`;
@@ -50,6 +50,16 @@ export function report(results: Record<string, any>, targets: Targets, tool: str
     const cpuRatio = raw.cpu.parley_us / raw.cpu.hop_us;
     const cpu = `${raw.cpu.parley_us.toFixed(0)} (${raw.cpu.hop_us.toFixed(0)}) ${cpuRatio.toFixed(2)}x${verdict(cpuRatio, t?.cpu)}`;
     out(`| ${label} | ${p50} | ${p99} | ${rps("c32", "passes", true, true)} | ${rps("c32", "interleaved", false, false)} | ${rps("c128", "passes", false, false)} | ${rps("c128", "interleaved", false, false)} | ${cpu} |`);
+  }
+  const floored = Object.entries(results.paths as Record<string, PathResult>).filter(([, raw]) => !raw.skipped && raw.cpu.floor_us !== undefined);
+  if (floored.length) {
+    out();
+    out("| path, against the floor (scripts/bench/floor.ts: the least work the contract allows; the same slices) | CPU µs/request: parley | floor | parley / floor |");
+    out("|---|---|---|---|");
+    for (const [label, raw] of floored) {
+      const ratio = raw.cpu.beside_floor_us! / raw.cpu.floor_us!;
+      out(`| ${label} | ${raw.cpu.beside_floor_us!.toFixed(0)} | ${raw.cpu.floor_us!.toFixed(0)} | ${ratio.toFixed(2)}x${verdict(ratio, raw.cpu.floor_limit)} |`);
+    }
   }
   out();
   out("Targets (issue 19): passthrough added p50 ≤ 1.2x, p99 ≤ 1.5x, req/s at 32 connections in passes ≥ 0.85x, CPU/request ≤ 1.2x;");
