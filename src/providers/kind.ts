@@ -5,7 +5,6 @@ import type { Provider } from "./provider.ts";
  * The table of kinds by name, as kinds.ts declares it (it merges its table into this interface):
  * the names come from the table itself, and this file, which every kind imports, imports no kind.
  */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
 export interface KindTable {}
 
 /** The kinds of upstream parley can call; each is one folder under src/providers/ and one line in kinds.ts. */

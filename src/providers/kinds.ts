@@ -1,10 +1,11 @@
+/** The table of kinds, and what the rest of parley asks of an upstream through its kind. */
 import { anthropicKind } from "./anthropic/kind.ts";
 import { bedrockKind } from "./bedrock/kind.ts";
 import type { Kind, KindName, Upstream } from "./kind.ts";
 import { mockKind } from "./mock/kind.ts";
 import { openaiKind } from "./openai/kind.ts";
 
-/** Every kind of upstream: adding one is a folder under src/providers/ and a line here. */
+// Every kind of upstream: adding one is a folder under src/providers/ and a line here.
 const TABLE = {
   openai: openaiKind,
   bedrock: bedrockKind,
@@ -16,7 +17,6 @@ type Table = typeof TABLE;
 
 // KindName (kind.ts) is the keys of this table.
 declare module "./kind.ts" {
-  // eslint-disable-next-line @typescript-eslint/no-empty-object-type
   interface KindTable extends Table {}
 }
 
