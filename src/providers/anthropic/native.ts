@@ -7,7 +7,7 @@ import type { Upstream as Declared } from "../kind.ts";
 import type { NativeCall, NativeReply } from "../provider.ts";
 import { badShape, fetchError, fetchFailed, parseUpstreamJson, streamedBody, type Upstream } from "../../wire/upstream-errors.ts";
 import { anthropicError, streamError } from "./errors.ts";
-import { headersOf, type AnthropicSettings } from "./kind.ts";
+import { headersOf, type AnthropicSettings } from "./settings.ts";
 
 /**
  * Same family, lossless (contract 14): the client's body goes up byte for byte (its `model`

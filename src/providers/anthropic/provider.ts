@@ -7,7 +7,7 @@ import { settingName, type Upstream as Declared } from "../kind.ts";
 import type { Provider } from "../provider.ts";
 import { fetchFailed, parseUpstreamJson, streamedBody, type Upstream } from "../../wire/upstream-errors.ts";
 import { anthropicError, streamError } from "./errors.ts";
-import { headersOf, labelOf, type AnthropicSettings } from "./kind.ts";
+import { headersOf, labelOf, type AnthropicSettings } from "./settings.ts";
 import { createNative } from "./native.ts";
 
 /**

@@ -3,7 +3,7 @@ import { isObject } from "../../lib/read.ts";
 import { badShape, fetchFailed, fromUpstreamStatus, parseUpstreamJson, readUpstreamJson, streamedBody, type Upstream } from "../../wire/upstream-errors.ts";
 import type { Upstream as Declared } from "../kind.ts";
 import { bedrockAuth } from "./auth.ts";
-import { credentialsOf, labelOf, type BedrockSettings } from "./kind.ts";
+import { credentialsOf, labelOf, type BedrockSettings } from "./settings.ts";
 import { utf8Slice } from "../../lib/bytes.ts";
 import { decodeFrame, frameSplitter, type Span } from "../../wire/event-stream/frames.ts";
 

@@ -3,7 +3,7 @@ import type { Usage } from "../../ir.ts";
 import { GatewayError } from "../../errors.ts";
 import { settingName, shownUrl, type Upstream as Declared } from "../kind.ts";
 import type { NativeCall, NativeReply, Provider } from "../provider.ts";
-import { labelOf, urlOf, type OpenAISettings } from "./kind.ts";
+import { labelOf, urlOf, type OpenAISettings } from "./settings.ts";
 import { fetchError, fetchFailed, parseUpstreamJson, streamedBody, upstreamErrorText, type Upstream } from "../../wire/upstream-errors.ts";
 import { checkEmbeddings, checkTextCompletion } from "../../wire/completions/replies.ts";
 import { checkResponse } from "../../wire/responses/reply.ts";
