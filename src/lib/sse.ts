@@ -1,3 +1,4 @@
+import { createParser } from "eventsource-parser";
 import { lastIndexOf, utf8Slice } from "./bytes.ts";
 import { GatewayError } from "../errors.ts";
 import type { SseEvent } from "../ir.ts";
@@ -7,6 +8,23 @@ export function sseText(events: SseEvent[]): string {
   let text = "";
   for (const { event, data } of events) text += `${event ? `event: ${event}\n` : ""}data: ${typeof data === "string" ? data : JSON.stringify(data)}\n\n`;
   return text;
+}
+
+/**
+ * The data of an upstream's server-sent events as its chunks come: the events each chunk completes,
+ * together (a list per chunk, not a promise per event). Names, ids and comments are left out.
+ */
+export async function* sseData(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<string[]> {
+  let events: string[] = [];
+  const parser = createParser({ onEvent: ({ data }) => void events.push(data) });
+  const text = new TextDecoder();
+  for await (const bytes of chunks) {
+    parser.feed(text.decode(bytes, { stream: true }));
+    if (events.length === 0) continue;
+    const ready = events;
+    events = [];
+    yield ready;
+  }
 }
 
 /** How a dialect's stream says it is complete, and how it says it failed. */

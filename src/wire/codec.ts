@@ -1,7 +1,9 @@
 import type { GatewayError } from "../errors.ts";
 import type { ChatReply, ChatRequest, Finish, FinishReason, SseEvent, StreamEvent, Usage } from "../ir.ts";
-import type { Dialect } from "../providers/provider.ts";
 import type { Json } from "../lib/read.ts";
+
+/** A client dialect a provider may take in its own wire format, with no conversion. */
+export type Dialect = "openai-chat" | "openai-responses" | "anthropic-messages" | "openai-completions" | "openai-embeddings" | "bedrock-invoke" | "bedrock-converse";
 
 /** Turns IR stream events into a format's server-sent events; keeps its own state in closures. */
 export interface StreamEncoder {

@@ -1,5 +1,6 @@
 import { GatewayError } from "../../errors.ts";
 import { isObject, stringOr } from "../../lib/read.ts";
+import { statusOfType } from "../../wire/anthropic/errors.ts";
 import { upstreamErrorText, type Upstream } from "../../wire/upstream-errors.ts";
 
 /**
@@ -20,13 +21,8 @@ export function anthropicError(up: Upstream, status: number, text: string, retry
 /** An `error` event at a stream's start (Anthropic sends overloads so, after a 200): as its status would have been. */
 export function streamError(up: Upstream, data: unknown, verbatim: boolean): GatewayError {
   const error = isObject(data) && isObject(data.error) ? data.error : {};
-  return anthropicError(up, STATUS_OF[String(error.type)] ?? 500, JSON.stringify({ error }), null, verbatim);
+  return anthropicError(up, statusOfType(error.type), JSON.stringify({ error }), null, verbatim);
 }
-
-const STATUS_OF: Record<string, number> = {
-  invalid_request_error: 400, authentication_error: 401, permission_error: 403, not_found_error: 404, request_too_large: 413,
-  rate_limit_error: 429, api_error: 500, overloaded_error: 529,
-};
 
 function errorObject(text: string): Record<string, unknown> | undefined {
   try {

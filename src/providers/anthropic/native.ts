@@ -1,7 +1,7 @@
 import { indexOf, utf8Slice } from "../../lib/bytes.ts";
 import { isObject, numberOr, type Json } from "../../lib/read.ts";
 import type { InputTokens } from "../../ir.ts";
-import { checkMessage, renamed } from "../../wire/anthropic/reply.ts";
+import { checkMessage, renamed, renamedStart } from "../../wire/anthropic/reply.ts";
 import { fromAnthropic } from "../../wire/anthropic/usage.ts";
 import type { Upstream as Declared } from "../kind.ts";
 import type { NativeCall, NativeReply } from "../provider.ts";
@@ -96,8 +96,7 @@ function firstEvent(up: Upstream, head: Uint8Array, end: number, requested: stri
   if (event.type !== "message_start" || !isObject(event.message)) return head;
   if (isObject(event.message.usage)) found(fromAnthropic(event.message.usage).input);
   if (event.message.model === requested) return head;
-  const renamedEvent = `event: message_start\ndata: ${JSON.stringify({ ...event, message: { ...event.message, model: requested } })}`;
-  return Buffer.concat([Buffer.from(renamedEvent), head.subarray(end)]);
+  return Buffer.concat([Buffer.from(renamedStart(event, event.message, requested)), head.subarray(end)]);
 }
 
 /** Bytes read at most for the first event: message_start is small. */

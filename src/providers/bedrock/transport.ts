@@ -6,6 +6,7 @@ import { bedrockAuth } from "./auth.ts";
 import { credentialsOf, labelOf, type BedrockSettings } from "./kind.ts";
 import { utf8Slice } from "../../lib/bytes.ts";
 import { decodeFrame, frameSplitter, type Span } from "../../wire/event-stream/frames.ts";
+import { awsException } from "../../wire/aws-errors.ts";
 
 export type Action = "invoke" | "invoke-with-response-stream" | "converse" | "converse-stream" | "count-tokens";
 
@@ -106,30 +107,10 @@ function decodeCheckedFrame(up: Upstream, frame: Span) {
   }
 }
 
-const STATUS_BY_NAME = new Map<string, number>(Object.entries({
-  ThrottlingException: 429,
-  ServiceQuotaExceededException: 429,
-  ModelTimeoutException: 504,
-  ValidationException: 400,
-  ResourceNotFoundException: 404,
-  AccessDeniedException: 403,
-  UnrecognizedClientException: 403,
-  ExpiredTokenException: 403,
-  InvalidSignatureException: 403,
-  ModelStreamErrorException: 503,
-  InternalServerException: 503,
-  ServiceUnavailableException: 503,
-  ModelNotReadyException: 503,
-  ModelErrorException: 503,
-}));
-/** AWS errors worth another try (contract 10); the rest are final whatever their status. */
-const RETRYABLE = new Set(["ThrottlingException", "ServiceUnavailableException", "ModelNotReadyException", "InternalServerException", "ModelTimeoutException"]);
-
-/** AWS names errors in `x-amzn-ErrorType` (HTTP) or `:exception-type` (stream, camelCase). */
+/** AWS names errors in `x-amzn-ErrorType` (HTTP) or `:exception-type` (stream). */
 function awsError(up: Upstream, name: string, status: number | undefined, message: string, retryAfter?: string | null): GatewayError {
-  const type = name.charAt(0).toUpperCase() + name.slice(1);
-  const known = STATUS_BY_NAME.get(type);
-  return fromUpstreamStatus(up, known ?? status ?? 503, message, retryAfter, known === undefined ? undefined : RETRYABLE.has(type));
+  const known = awsException(name);
+  return fromUpstreamStatus(up, known?.status ?? status ?? 503, message, retryAfter, known?.retryable);
 }
 
 export async function httpError(up: Upstream, response: Response): Promise<GatewayError> {
@@ -141,8 +122,7 @@ export async function httpError(up: Upstream, response: Response): Promise<Gatew
   } catch {
     // not JSON: the text itself is the message
   }
-  // "ValidationException:http://internal..." or "com.amazon.bedrock#ValidationException"
-  const name = (response.headers.get("x-amzn-errortype") ?? String(body.__type ?? "")).split(":")[0]!.split("#").at(-1)!;
+  const name = response.headers.get("x-amzn-errortype") ?? String(body.__type ?? "");
   const message = body.message ?? body.Message;
   return awsError(up, name, response.status, typeof message === "string" ? message : text.slice(0, 500), response.headers.get("retry-after"));
 }

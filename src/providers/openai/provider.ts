@@ -1,5 +1,5 @@
-import { createParser } from "eventsource-parser";
 import type { Usage } from "../../ir.ts";
+import { sseData } from "../../lib/sse.ts";
 import { GatewayError } from "../../errors.ts";
 import { settingName, shownUrl, type Upstream as Declared } from "../kind.ts";
 import type { NativeCall, NativeReply, Provider } from "../provider.ts";
@@ -52,19 +52,9 @@ export function createOpenAIProvider(upstream: Declared<OpenAISettings>): Provid
     async *stream(request, model, signal) {
       const response = await post(JSON.stringify(encodeRequest({ ...request, stream: true }, model, settings.systemOnTop)), signal);
       const decode = streamDecoder(up);
-      let events: string[] = [];
-      const parser = createParser({
-        onEvent: ({ data }) => {
-          if (data !== "[DONE]") events.push(data);
-        },
-      });
-      const text = new TextDecoder();
       try {
-        for await (const bytes of streamedBody(up, response, timeout)) {
-          parser.feed(text.decode(bytes, { stream: true }));
-          const ready = events;
-          events = [];
-          for (const data of ready) yield* decode(parseChunk(up, data));
+        for await (const ready of sseData(streamedBody(up, response, timeout))) {
+          for (const data of ready) if (data !== "[DONE]") yield* decode(parseChunk(up, data));
         }
       } catch (error) {
         fetchFailed(up, error, true);

@@ -3,6 +3,7 @@ import { type ChatReply, type ChatRequest, type FinishReason, type Message, type
 import type { StreamEncoder } from "../codec.ts";
 import { isObject, memberObject, messageList, numberOr, optionalString, parseArguments, stringOr, type Json } from "../../lib/read.ts";
 import { NO_INPUT, usageTracker } from "../usage.ts";
+import { streamExceptionOf } from "../aws-errors.ts";
 
 /**
  * Bedrock's Converse API, the client's side (`POST /model/{id}/converse` and `converse-stream` on
@@ -135,17 +136,7 @@ export function encodeConverseReply(reply: ChatReply): unknown {
 
 /** The event a Bedrock stream fails with: the SDKs raise it as the exception it names. */
 export function exceptionEvent(error: GatewayError): SseEvent {
-  return { event: "exception", data: { type: streamExceptionName(error.status), message: error.message } };
-}
-
-/** The stream exceptions Converse and InvokeModelWithResponseStream declare, by status. */
-function streamExceptionName(status: number): string {
-  if (status === 429) return "throttlingException";
-  if (status === 400 || status === 413 || status === 422) return "validationException";
-  if (status === 408 || status === 504) return "modelTimeoutException";
-  if (status === 503) return "serviceUnavailableException";
-  if (status >= 500) return "modelStreamErrorException";
-  return "validationException";
+  return { event: "exception", data: { type: streamExceptionOf(error.status), message: error.message } };
 }
 
 export function converseStream(): StreamEncoder {

@@ -1,0 +1,43 @@
+import type { ContextOverflow, GatewayError } from "../../errors.ts";
+
+/** Anthropic's error types and the status each comes with; parley's own 502/503/504 are its `api_error`. */
+const STATUS_OF_TYPE: Record<string, number> = {
+  invalid_request_error: 400,
+  authentication_error: 401,
+  permission_error: 403,
+  not_found_error: 404,
+  request_too_large: 413,
+  rate_limit_error: 429,
+  api_error: 500,
+  overloaded_error: 529,
+};
+
+/** The client errors by status; any other status is an `api_error` (an overload is told by the upstream's 529). */
+const TYPE_OF_STATUS = new Map<number, string>([
+  ...Object.entries(STATUS_OF_TYPE).filter(([, status]) => status < 500).map(([type, status]): [number, string] => [status, type]),
+  [405, "invalid_request_error"],
+  [422, "invalid_request_error"],
+]);
+
+/** The status an Anthropic error type comes with (an `error` event names only its type); 500 when unknown. */
+export const statusOfType = (type: unknown): number => (typeof type === "string" && Object.hasOwn(STATUS_OF_TYPE, type) ? STATUS_OF_TYPE[type]! : 500);
+
+/** The Anthropic error type for a failure: an Anthropic upstream's own as it sent it, else by status. */
+export function anthropicType(error: GatewayError): string {
+  if (error.anthropicType) return error.anthropicType;
+  if (error.upstreamStatus === 529) return "overloaded_error";
+  return TYPE_OF_STATUS.get(error.status) ?? "api_error";
+}
+
+/** A context overflow in the words Claude Code acts on: "prompt is too long". */
+export function overflowMessage({ limit, tokens }: ContextOverflow): string {
+  if (limit !== undefined && tokens !== undefined) return `prompt is too long: ${tokens} tokens > ${limit} maximum`;
+  return `prompt is too long for the model's context window${limit === undefined ? "" : ` of ${limit} tokens`}`;
+}
+
+/** Anthropic's error body; the details (the upstream's words, when there are some) shown only when debugging. */
+export function anthropicErrorBody(error: GatewayError, debug = false) {
+  if (error.overflow) return { type: "error", error: { type: "invalid_request_error", message: overflowMessage(error.overflow) } };
+  const details = debug && error.upstream ? error.upstream : error.details;
+  return { type: "error", error: { type: anthropicType(error), message: details && debug ? `${error.message} (${details})` : error.message } };
+}
