@@ -1,3 +1,6 @@
+import type { GatewayError } from "../errors.ts";
+import type { SseEvent } from "../ir.ts";
+
 /**
  * Bedrock Runtime's exceptions, both ways: read from an upstream (named in `x-amzn-ErrorType` over
  * HTTP, in `:exception-type` in a stream, camelCase there), and written for a Bedrock client (the
@@ -53,8 +56,13 @@ export function exceptionOf(status: number): [name: string, status: number] {
   return [name, EXCEPTIONS[name]!.write!.status];
 }
 
+/** The event a Bedrock stream fails with, written as an exception frame: the SDKs raise it as the exception it names. */
+export function exceptionEvent(error: GatewayError): SseEvent {
+  return { event: "exception", data: { type: streamExceptionOf(error.status), message: error.message } };
+}
+
 /** The exception a stream fails with for a gateway status, as the stream names it (camelCase): only those a stream declares. */
-export function streamExceptionOf(status: number): string {
+function streamExceptionOf(status: number): string {
   const written = WRITTEN.get(status);
   const name = written && EXCEPTIONS[written]!.stream ? written : status >= 500 ? "ModelStreamErrorException" : "ValidationException";
   return name.charAt(0).toLowerCase() + name.slice(1);
