@@ -1,5 +1,7 @@
 import type { GatewayError } from "../errors.ts";
 import type { SseEvent } from "../ir.ts";
+import { isObject } from "../lib/read.ts";
+import { fromUpstreamStatus, type Upstream } from "./upstream-errors.ts";
 
 /**
  * Bedrock Runtime's exceptions, both ways: read from an upstream (named in `x-amzn-ErrorType` over
@@ -43,7 +45,7 @@ for (const [name, { write }] of Object.entries(EXCEPTIONS)) for (const status of
  * unknown. The name as a header writes it ("ValidationException:http://internal..." or
  * "com.amazon.bedrock#ValidationException") or a stream does ("throttlingException").
  */
-export function awsException(raw: string): { status: number; retryable: boolean } | undefined {
+function awsException(raw: string): { status: number; retryable: boolean } | undefined {
   const name = raw.split(":")[0]!.split("#").at(-1)!;
   const type = name.charAt(0).toUpperCase() + name.slice(1);
   const known = Object.hasOwn(EXCEPTIONS, type) ? EXCEPTIONS[type]! : undefined;
@@ -66,4 +68,25 @@ function streamExceptionOf(status: number): string {
   const written = WRITTEN.get(status);
   const name = written && EXCEPTIONS[written]!.stream ? written : status >= 500 ? "ModelStreamErrorException" : "ValidationException";
   return name.charAt(0).toLowerCase() + name.slice(1);
+}
+
+/** An upstream's exception as the client sees it; one parley does not know keeps the status it came with. */
+export function awsError(up: Upstream, name: string, status: number | undefined, message: string, retryAfter?: string | null): GatewayError {
+  const known = awsException(name);
+  return fromUpstreamStatus(up, known?.status ?? status ?? 503, message, retryAfter, known?.retryable);
+}
+
+/** A Bedrock Runtime reply that is not ok: the exception named in `x-amzn-ErrorType` (or the body's `__type`), `{"message"}` its words. */
+export async function httpError(up: Upstream, response: Response): Promise<GatewayError> {
+  const text = await response.text().catch(() => "");
+  let body: Record<string, unknown> = {};
+  try {
+    const parsed = JSON.parse(text);
+    if (isObject(parsed)) body = parsed;
+  } catch {
+    // not JSON: the text itself is the message
+  }
+  const name = response.headers.get("x-amzn-errortype") ?? String(body.__type ?? "");
+  const message = body.message ?? body.Message;
+  return awsError(up, name, response.status, typeof message === "string" ? message : text.slice(0, 500), response.headers.get("retry-after"));
 }

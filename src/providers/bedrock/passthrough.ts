@@ -5,7 +5,7 @@ import type { Usage } from "../../ir.ts";
 import type { NativeCall, NativeReply } from "../provider.ts";
 import { fetchError, fetchFailed, parseUpstreamJson, verbatim } from "../../wire/upstream-errors.ts";
 import type { BedrockTransport } from "./transport.ts";
-import { eventDecoder } from "./transport.ts";
+import { eventDecoder } from "../../wire/event-stream/read.ts";
 
 /**
  * Bedrock Runtime clients (the AWS SDKs, Claude Code in Bedrock mode) to a Bedrock upstream: the

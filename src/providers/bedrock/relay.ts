@@ -3,7 +3,7 @@ import { isObject } from "../../lib/read.ts";
 import { badShape, type Upstream } from "../../wire/upstream-errors.ts";
 import type { Span } from "../../wire/event-stream/frames.ts";
 import { renamedStart } from "../../wire/anthropic/reply.ts";
-import { eventDecoder, parsePayload } from "./transport.ts";
+import { eventDecoder, parsePayload } from "../../wire/event-stream/read.ts";
 
 /**
  * Claude's stream on Bedrock as Anthropic's server-sent events, each event's JSON as Bedrock sent it.
