@@ -1,5 +1,5 @@
 import { createParser } from "eventsource-parser";
-import { lastIndexOf, utf8Slice } from "./bytes.ts";
+import { indexOf, lastIndexOf, utf8Slice } from "./bytes.ts";
 import { GatewayError } from "../errors.ts";
 import type { SseEvent } from "../ir.ts";
 
@@ -26,6 +26,17 @@ export async function* sseData(chunks: AsyncIterable<Uint8Array>): AsyncGenerato
     yield ready;
   }
 }
+
+/** Where the first event of server-sent events' bytes ends: a blank line, written with LF or CRLF as SSE allows; -1 before it. */
+export function firstEventEnd(bytes: Uint8Array): number {
+  const lf = indexOf.call(bytes, BLANK);
+  const crlf = indexOf.call(bytes, BLANK_CRLF);
+  return lf < 0 ? crlf : crlf < 0 ? lf : Math.min(lf, crlf);
+}
+
+/** The data of one event's text: its `data:` lines, joined. */
+export const dataOf = (event: string): string =>
+  event.split("\n").filter((line) => line.startsWith("data:")).map((line) => line.slice(5).trimStart()).join("\n");
 
 /** How a dialect's stream says it is complete, and how it says it failed. */
 export interface StreamEnding {
@@ -322,3 +333,4 @@ function joined(newestFirst: string[], oldest: string): string {
 }
 
 const BLANK = Buffer.from("\n\n");
+const BLANK_CRLF = Buffer.from("\r\n\r\n");

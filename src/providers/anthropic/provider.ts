@@ -6,7 +6,7 @@ import { streamDecoder } from "../../wire/anthropic/stream.ts";
 import { settingName, type Upstream as Declared } from "../kind.ts";
 import type { Provider } from "../provider.ts";
 import { fetchFailed, parseUpstreamJson, streamedBody, type Upstream } from "../../wire/upstream-errors.ts";
-import { anthropicError, streamError } from "./errors.ts";
+import { anthropicError, streamError } from "../../wire/anthropic/errors.ts";
 import { headersOf, labelOf, type AnthropicSettings } from "./kind.ts";
 import { createNative } from "./native.ts";
 

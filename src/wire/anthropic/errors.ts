@@ -1,4 +1,11 @@
-import type { ContextOverflow, GatewayError } from "../../errors.ts";
+import { GatewayError, type ContextOverflow } from "../../errors.ts";
+import { isObject, stringOr } from "../../lib/read.ts";
+import { upstreamErrorText, type Upstream } from "../upstream-errors.ts";
+
+/**
+ * Anthropic's errors both ways: an upstream's error reply or `error` event read (its type kept for
+ * an Anthropic client), and a failure written for an Anthropic client.
+ */
 
 /** Anthropic's error types and the status each comes with; parley's own 502/503/504 are its `api_error`. */
 const STATUS_OF_TYPE: Record<string, number> = {
@@ -20,7 +27,7 @@ const TYPE_OF_STATUS = new Map<number, string>([
 ]);
 
 /** The status an Anthropic error type comes with (an `error` event names only its type); 500 when unknown. */
-export const statusOfType = (type: unknown): number => (typeof type === "string" && Object.hasOwn(STATUS_OF_TYPE, type) ? STATUS_OF_TYPE[type]! : 500);
+const statusOfType = (type: unknown): number => (typeof type === "string" && Object.hasOwn(STATUS_OF_TYPE, type) ? STATUS_OF_TYPE[type]! : 500);
 
 /** The Anthropic error type for a failure: an Anthropic upstream's own as it sent it, else by status. */
 export function anthropicType(error: GatewayError): string {
@@ -40,4 +47,34 @@ export function anthropicErrorBody(error: GatewayError, debug = false) {
   if (error.overflow) return { type: "error", error: { type: "invalid_request_error", message: overflowMessage(error.overflow) } };
   const details = debug && error.upstream ? error.upstream : error.details;
   return { type: "error", error: { type: anthropicType(error), message: details && debug ? `${error.message} (${details})` : error.message } };
+}
+
+/**
+ * An Anthropic error reply. For a client of another dialect it is mapped as any upstream's is; for
+ * an Anthropic client (`verbatim`) it keeps Anthropic's status, type and message (Claude Code acts on
+ * `overloaded_error`), but for 401/403: those are about parley's key, not the client's.
+ */
+export function anthropicError(up: Upstream, status: number, text: string, retryAfter: string | null, verbatim: boolean): GatewayError {
+  const mapped = upstreamErrorText(up, status, text, retryAfter);
+  if (!verbatim || mapped.overflow || status === 401 || status === 403) return mapped;
+  const error = errorObject(text);
+  return new GatewayError(status, mapped.type, stringOr(error?.message) ?? mapped.upstream ?? mapped.message, {
+    upstream: mapped.upstream, upstreamStatus: status, retryable: mapped.retryable, retryAfter: mapped.retryAfter, headers: mapped.headers,
+    ...(stringOr(error?.type) ? { anthropicType: stringOr(error?.type) } : {}),
+  });
+}
+
+/** An `error` event at a stream's start (Anthropic sends overloads so, after a 200): as its status would have been. */
+export function streamError(up: Upstream, data: unknown, verbatim: boolean): GatewayError {
+  const error = isObject(data) && isObject(data.error) ? data.error : {};
+  return anthropicError(up, statusOfType(error.type), JSON.stringify({ error }), null, verbatim);
+}
+
+function errorObject(text: string): Record<string, unknown> | undefined {
+  try {
+    const body = JSON.parse(text);
+    return isObject(body) && isObject(body.error) ? body.error : undefined;
+  } catch {
+    return undefined;
+  }
 }
