@@ -1,7 +1,6 @@
 import type { Json } from "../lib/read.ts";
 import type { ByteSource } from "../lib/sse.ts";
 import type { ChatReply, ChatRequest, EmbeddingRequest, Embeddings, InputTokens, StreamEvent, Usage } from "../ir.ts";
-
 import type { Dialect } from "../wire/codec.ts";
 
 export type { Dialect };
