@@ -5,7 +5,7 @@ import type { Upstream as Declared } from "../kind.ts";
 import { bedrockAuth } from "./auth.ts";
 import { credentialsOf, labelOf, type BedrockSettings } from "./settings.ts";
 import { canonicalQuery } from "./sigv4.ts";
-import { httpError } from "./transport.ts";
+import { httpError } from "../../wire/aws-errors.ts";
 
 /** A model Bedrock can run by id: a foundation model on demand, or an inference profile. */
 export interface BedrockModel {
