@@ -9,7 +9,10 @@ import type { Renderer } from "./errors.ts";
  * errors its callers expect, how its answer is framed, and what /docs says of it. The pipeline
  * (pipeline.ts) does every per-request step for all of them; a declaration says only what differs.
  */
-export type Endpoint = ChatEndpoint | CallEndpoint | PlainEndpoint;
+export type Endpoint = ModelEndpoint | PlainEndpoint;
+
+/** An endpoint whose calls go to a model: tracked for usage, and always behind a key. */
+export type ModelEndpoint = ChatEndpoint | CallEndpoint;
 
 interface Declared {
   method: "GET" | "POST" | "DELETE" | "HEAD";
@@ -33,6 +36,7 @@ interface Declared {
 /** An endpoint that routes a model through `chat()`: the pipeline reads its JSON body, tracks usage and frames the answer. */
 export interface ChatEndpoint extends Declared {
   kind: "chat";
+  scope: Scope;
   /** How a stream of our own events is written: server-sent events, or AWS's event stream (the output codec's `writeEvents`). */
   framing: "sse" | "aws-event-stream";
   /** The name usage records, metrics and routes' `when` know it by (default: the path). */
@@ -49,6 +53,7 @@ export interface ChatEndpoint extends Declared {
 /** An endpoint that is not a chat (embeddings) but is tracked as one: it answers its call itself. */
 export interface CallEndpoint extends Declared {
   kind: "call";
+  scope: Scope;
   recordAs?: string;
   serve(call: EndpointCall): Promise<ChatOutcome>;
 }

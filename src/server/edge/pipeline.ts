@@ -8,7 +8,7 @@ import { authorize, type Guard, type Principal } from "../auth.ts";
 import { RequestLog } from "../request-log.ts";
 import { counted, declaredTooLong, jsonObject, readText, tooLarge } from "./body.ts";
 import type { corsHeaders } from "./cors.ts";
-import type { ChatEndpoint, Endpoint, PlainEndpoint } from "./endpoint.ts";
+import type { ChatEndpoint, Endpoint, ModelEndpoint, PlainEndpoint } from "./endpoint.ts";
 import { failure, idHeaders, REQUEST_ID, rendererOf, type Renderer } from "./errors.ts";
 import { logsItself, wantsProgress, withProgress } from "./progress.ts";
 import { reply } from "./reply.ts";
@@ -50,7 +50,7 @@ export function createPipeline(endpoints: Endpoint[], options: PipelineOptions) 
     const start = url.indexOf("/", url.indexOf("//") + 2);
     const mark = url.indexOf("?", start);
     const sent = mark === -1 ? url.slice(start) : url.slice(start, mark);
-    // One trailing slash is ignored (Elysia's way, which clients came to rely on).
+    // One trailing slash is ignored, as it always was.
     const found = router.find(request.method, sent.length > 1 && sent.endsWith("/") ? sent.slice(0, -1) : sent);
     // A browser's preflight is answered before anything else, without a log line.
     const preflight = cors(request, headers);
@@ -73,53 +73,49 @@ export function createPipeline(endpoints: Endpoint[], options: PipelineOptions) 
     return finished(response, log);
   }
 
-  /** The key's principal, or a signed request's (its body read first, as the signature covers it). */
-  async function principalOf(endpoint: Endpoint, request: Request, headers: Record<string, string>): Promise<{ principal?: Principal; raw?: string }> {
-    if (endpoint.scope === undefined) return {};
-    if (endpoint.signature?.signed(request)) {
-      const raw = await readText(request, maxBody);
-      return { principal: await endpoint.signature.principal(request, raw, endpoint.scope, headers), raw };
-    }
-    return { principal: await authorize(guard, request, endpoint.scope, headers) };
+  /**
+   * The key's principal, checked for the endpoint's scope, rate limit and budget; for a signed request
+   * (`raw`: its body, read first, as the signature covers it) the signature's. None on open endpoints.
+   */
+  function admit(endpoint: Endpoint, request: Request, raw: string | undefined, headers: Record<string, string>): Principal | Promise<Principal> | undefined {
+    if (endpoint.scope === undefined) return undefined;
+    if (raw !== undefined) return endpoint.signature!.principal(request, raw, endpoint.scope, headers);
+    return authorize(guard, request, endpoint.scope, headers);
   }
 
   /** A model call: tracked for usage, answered in the endpoint's framing. */
-  async function tracked(endpoint: Exclude<Endpoint, PlainEndpoint>, request: Request, headers: Record<string, string>, log: RequestLog | undefined, params: string[], query: string): Promise<Response> {
-    const signed = endpoint.signature?.signed(request);
-    const raw = signed ? await readText(request, maxBody) : undefined;
-    const principal = signed
-      ? await endpoint.signature!.principal(request, raw!, endpoint.scope!, headers)
-      : await authorize(guard, request, endpoint.scope!, headers);
-    const text = raw ?? (await readText(request, maxBody));
-    const body = jsonObject(text);
+  async function tracked(endpoint: ModelEndpoint, request: Request, headers: Record<string, string>, log: RequestLog | undefined, params: string[], query: string): Promise<Response> {
+    const signed = endpoint.signature?.signed(request) ? await readText(request, maxBody) : undefined;
+    const principal = (await admit(endpoint, request, signed, headers))!;
+    const raw = signed ?? (await readText(request, maxBody));
+    const body = jsonObject(raw);
     const name = endpoint.recordAs ?? endpoint.path;
     const usage = trackUsage(guard.usage, { log, request, principal }, name);
     const { observe, onDone, onBreak } = usage.hooks;
     const caller = { endpoint: name, key: principal.label, headers: request.headers };
-    if (endpoint.kind === "call") {
-      const outcome = await endpoint.serve({ body, raw: text, signal: request.signal, caller, observe, onDone, onBreak }).then(usage.answered, usage.failed);
-      return reply(outcome, headers);
-    }
+    if (endpoint.kind === "call") return reply(await endpoint.serve({ body, raw, signal: request.signal, caller, observe, onDone, onBreak }).then(usage.answered, usage.failed), headers);
     const { input, output, headers: sent } = endpoint.call(body, request, query, params);
-    const call: ChatCall = { input, output, headers: sent, body, raw: text, signal: request.signal, caller, observe, onDone, onBreak };
+    const call: ChatCall = { input, output, headers: sent, body, raw, signal: request.signal, caller, observe, onDone, onBreak };
     if (wantsProgress(request, body, output)) return withProgress(chat, call, usage, (outcome) => answer(endpoint, outcome, body, headers, output), headers, log);
     return answer(endpoint, await chat(call).then(usage.answered, usage.failed), body, headers, output);
   }
 
+  /** Any other endpoint: its handler, given what it asked the pipeline to read. */
   async function plain(endpoint: PlainEndpoint, request: Request, headers: Record<string, string>, params: string[], search: string): Promise<Response> {
-    const { principal, raw: signedRaw } = await principalOf(endpoint, request, headers);
-    let raw = signedRaw;
-    let body: Json | undefined;
-    if (endpoint.body === "json") body = jsonObject((raw ??= await readText(request, maxBody)));
+    let raw = endpoint.signature?.signed(request) ? await readText(request, maxBody) : undefined;
+    const principal = await admit(endpoint, request, raw, headers);
     const query = search === "" ? {} : Object.fromEntries(new URLSearchParams(search));
-    if (endpoint.body !== "stream") return answered(await endpoint.answer({ request, headers, principal, query, params, body, raw }), headers);
-    const upload = counted(request, maxBody);
-    try {
-      return answered(await endpoint.answer({ request: upload.request, headers, principal, query, params }), headers);
-    } catch (error) {
-      // The handler sees only a failed read: the reason is the limit.
-      throw upload.over() ? tooLarge(maxBody) : error;
+    if (endpoint.body === "stream") {
+      const upload = counted(request, maxBody);
+      try {
+        return answered(await endpoint.answer({ request: upload.request, headers, principal, query, params }), headers);
+      } catch (error) {
+        // The handler sees only a failed read: the reason is the limit.
+        throw upload.over() ? tooLarge(maxBody) : error;
+      }
     }
+    const body = endpoint.body === "json" ? jsonObject((raw ??= await readText(request, maxBody))) : undefined;
+    return answered(await endpoint.answer({ request, headers, principal, query, params, body, raw }), headers);
   }
 
   const routes: { method: string; path: string }[] = endpoints.filter((e) => !e.unlisted).map(({ method, path }) => ({ method, path }));

@@ -10,32 +10,35 @@ export interface Found {
 
 const NONE: string[] = [];
 
+/** A literal segment, or a parameter with the literal tail that may follow it (`:model:generateContent`, Gemini's form). */
+type Segment = { literal: string } | { tail: string };
+
 interface Pattern {
-  segments: string[];
+  path: string;
+  segments: Segment[];
   /** The last segment is `*`: it takes the rest of the path. */
   rest: boolean;
   byMethod: Map<string, Endpoint>;
 }
 
 /**
- * Method and path to an endpoint. Literal paths (every model endpoint) are one map lookup; paths
- * with parameters are tried in order after. One trailing slash is ignored. `known` tells a method
- * no endpoint takes on a listed path (405) from an unknown path (404).
+ * Method and path to an endpoint. Literal paths (every model endpoint) are one map lookup that
+ * allocates nothing; paths with parameters are tried in order after. `known` tells a method no
+ * listed endpoint takes on its path (405) from an unknown path (404).
  */
 export function createRouter(endpoints: Endpoint[]) {
-  // A literal path's answers are made once: finding one allocates nothing.
   const exact = new Map<string, Map<string, Found>>();
   const patterns: Pattern[] = [];
   for (const endpoint of endpoints) {
-    if (!/[:*]/.test(endpoint.path)) {
-      const methods = exact.get(endpoint.path) ?? new Map<string, Found>();
-      exact.set(endpoint.path, methods.set(endpoint.method, { endpoint, params: NONE, head: false }));
+    const { path, method } = endpoint;
+    if (!/[:*]/.test(path)) {
+      const methods = exact.get(path) ?? new Map<string, Found>();
+      exact.set(path, methods.set(method, { endpoint, params: NONE, head: false }));
       continue;
     }
-    const segments = endpoint.path.split("/");
-    const same = patterns.find((p) => p.segments.join("/") === endpoint.path);
-    if (same) same.byMethod.set(endpoint.method, endpoint);
-    else patterns.push({ segments, rest: segments.at(-1) === "*", byMethod: new Map([[endpoint.method, endpoint]]) });
+    const same = patterns.find((p) => p.path === path);
+    if (same) same.byMethod.set(method, endpoint);
+    else patterns.push(compile(path, endpoint));
   }
   for (const methods of exact.values()) {
     const get = methods.get("GET");
@@ -55,8 +58,7 @@ export function createRouter(endpoints: Endpoint[]) {
         const endpoint = pattern.byMethod.get(method);
         if (endpoint) return { endpoint, params, head: false };
         const get = method === "HEAD" ? pattern.byMethod.get("GET") : undefined;
-        if (get?.unlisted) continue;
-        if (get) return { endpoint: get, params, head: true };
+        if (get && !get.unlisted) return { endpoint: get, params, head: true };
       }
       return undefined;
     },
@@ -71,18 +73,27 @@ export function createRouter(endpoints: Endpoint[]) {
   };
 }
 
+function compile(path: string, endpoint: Endpoint): Pattern {
+  const parts = path.split("/");
+  const rest = parts.at(-1) === "*";
+  const segments = (rest ? parts.slice(0, -1) : parts).map((part): Segment => (part.startsWith(":") ? { tail: part.slice(1).replace(/^\w+/, "") } : { literal: part }));
+  return { path, segments, rest, byMethod: new Map([[endpoint.method, endpoint]]) };
+}
+
 function match({ segments, rest }: Pattern, parts: string[]): string[] | undefined {
-  const fixed = rest ? segments.length - 1 : segments.length;
-  if (rest ? parts.length <= fixed : parts.length !== fixed) return undefined;
+  if (rest ? parts.length <= segments.length : parts.length !== segments.length) return undefined;
   const params: string[] = [];
-  for (let i = 0; i < fixed; i++) {
+  for (let i = 0; i < segments.length; i++) {
     const segment = segments[i]!;
     const part = parts[i]!;
-    if (segment.startsWith(":")) {
-      if (part === "") return undefined;
-      params.push(part);
-    } else if (segment !== part) return undefined;
+    if ("literal" in segment) {
+      if (segment.literal !== part) return undefined;
+      continue;
+    }
+    const { tail } = segment;
+    if (part.length <= tail.length || !part.endsWith(tail)) return undefined;
+    params.push(tail === "" ? part : part.slice(0, -tail.length));
   }
-  if (rest) params.push(parts.slice(fixed).join("/"));
+  if (rest) params.push(parts.slice(segments.length).join("/"));
   return params;
 }
