@@ -10,14 +10,12 @@ export interface Found {
 
 const NONE: string[] = [];
 
-/** A literal segment, or a parameter with the literal tail that may follow it (`:model:generateContent`, Gemini's form). */
-type Segment = { literal: string } | { tail: string };
-
 interface Pattern {
   path: string;
-  segments: Segment[];
-  /** The last segment is `*`: it takes the rest of the path. */
-  rest: boolean;
+  /** The literal start before the first parameter: most paths are told apart by it without the expression. */
+  prefix: string;
+  /** `:name` is one segment (a literal tail may follow it: `:model:generateContent`, Gemini's form), a last `*` the rest. */
+  expression: RegExp;
   byMethod: Map<string, Endpoint>;
 }
 
@@ -51,9 +49,9 @@ export function createRouter(endpoints: Endpoint[]) {
       const found = exact.get(path)?.get(method);
       // A literal path may yet be a pattern's under another method (DELETE /v1/files/health is a file id).
       if (found || patterns.length === 0) return found;
-      const parts = path.split("/");
       for (const pattern of patterns) {
-        const params = match(pattern, parts);
+        if (!path.startsWith(pattern.prefix)) continue;
+        const params = match(pattern, path);
         if (!params) continue;
         const endpoint = pattern.byMethod.get(method);
         if (endpoint) return { endpoint, params, head: false };
@@ -67,33 +65,23 @@ export function createRouter(endpoints: Endpoint[]) {
       const listed = (all: Iterable<Endpoint>) => [...all].some((e) => !e.unlisted);
       const methods = exact.get(path);
       if (methods) return listed([...methods.values()].map((found) => found.endpoint));
-      const parts = path.split("/");
-      return patterns.some((pattern) => match(pattern, parts) !== undefined && listed(pattern.byMethod.values()));
+      return patterns.some((pattern) => match(pattern, path) !== undefined && listed(pattern.byMethod.values()));
     },
   };
 }
 
 function compile(path: string, endpoint: Endpoint): Pattern {
-  const parts = path.split("/");
-  const rest = parts.at(-1) === "*";
-  const segments = (rest ? parts.slice(0, -1) : parts).map((part): Segment => (part.startsWith(":") ? { tail: part.slice(1).replace(/^\w+/, "") } : { literal: part }));
-  return { path, segments, rest, byMethod: new Map([[endpoint.method, endpoint]]) };
+  const source = path.split("/").map((part, i, all) => {
+    if (part === "*" && i === all.length - 1) return "(.+)";
+    if (!part.startsWith(":")) return escape(part);
+    return `([^/]+)${escape(part.slice(1).replace(/^\w+/, ""))}`;
+  });
+  return { path, prefix: path.slice(0, path.search(/[:*]/)), expression: new RegExp(`^${source.join("/")}$`), byMethod: new Map([[endpoint.method, endpoint]]) };
 }
 
-function match({ segments, rest }: Pattern, parts: string[]): string[] | undefined {
-  if (rest ? parts.length <= segments.length : parts.length !== segments.length) return undefined;
-  const params: string[] = [];
-  for (let i = 0; i < segments.length; i++) {
-    const segment = segments[i]!;
-    const part = parts[i]!;
-    if ("literal" in segment) {
-      if (segment.literal !== part) return undefined;
-      continue;
-    }
-    const { tail } = segment;
-    if (part.length <= tail.length || !part.endsWith(tail)) return undefined;
-    params.push(tail === "" ? part : part.slice(0, -tail.length));
-  }
-  if (rest) params.push(parts.slice(segments.length).join("/"));
-  return params;
+const escape = (text: string) => text.replace(/[.+?^${}()|[\]\\*]/g, "\\$&");
+
+function match(pattern: Pattern, path: string): string[] | undefined {
+  const found = pattern.expression.exec(path);
+  return found ? found.slice(1) : undefined;
 }
