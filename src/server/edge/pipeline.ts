@@ -9,7 +9,7 @@ import { RequestLog } from "../request-log.ts";
 import { counted, declaredTooLong, jsonObject, readText, tooLarge } from "./body.ts";
 import type { corsHeaders } from "./cors.ts";
 import type { ChatEndpoint, Endpoint, ModelEndpoint, PlainEndpoint } from "./endpoint.ts";
-import { failure, idHeaders, REQUEST_ID, rendererOf, type Renderer } from "./errors.ts";
+import { failure, idHeaders, REQUEST_ID, rendererOf } from "./errors.ts";
 import { logsItself, wantsProgress, withProgress } from "./progress.ts";
 import { reply } from "./reply.ts";
 import { createRouter } from "./router.ts";
@@ -144,7 +144,7 @@ function finished(response: Response, log: RequestLog | undefined): Response {
 }
 
 /** The client's request id (up to 128 characters), else a new one. */
-export function requestId(request: Request): string {
+function requestId(request: Request): string {
   return request.headers.get(REQUEST_ID)?.slice(0, 128) || crypto.randomUUID();
 }
 
@@ -165,4 +165,3 @@ function unrouted(method: string, path: string, known: boolean): GatewayError {
 }
 
 export type Pipeline = ReturnType<typeof createPipeline>;
-export type { Renderer };
