@@ -8,11 +8,11 @@ import { loadTokenizer } from "../routing/estimate.ts";
 import { explain } from "../routing/explain.ts";
 import { createRouter } from "../routing/routes.ts";
 import { missing } from "../providers/kinds.ts";
-import type { ChatEndpoint } from "../server/chat-edge.ts";
-import { chatCompletions } from "../server/routes/chat.ts";
-import { messages } from "../server/routes/messages.ts";
-import { completions } from "../server/routes/completions.ts";
-import { responses } from "../server/routes/responses.ts";
+import type { ChatEndpoint } from "../server/edge/endpoint.ts";
+import { chatCompletions } from "../server/endpoints/chat.ts";
+import { messages } from "../server/endpoints/messages.ts";
+import { completions } from "../server/endpoints/completions.ts";
+import { responses } from "../server/endpoints/responses.ts";
 import { exitOnConfigError, exitUsage } from "./fail.ts";
 
 /** The endpoints whose requests are decoded into a chat; /v1/embeddings is routed on its model and caller alone. */

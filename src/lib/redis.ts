@@ -102,6 +102,17 @@ export function script(source: string): Script {
   return { source, sha: new Bun.CryptoHasher("sha1").update(source).digest("hex") };
 }
 
+/** What a shared count does when Redis cannot be asked: "open" lets the request through, "closed" refuses it (503). */
+export type OnRedisError = "open" | "closed";
+
+/**
+ * Adds ARGV[1] to the counter KEYS[1], created with a lifetime of ARGV[2] seconds, and returns the
+ * new count, in one atomic step. Nothing in it is about requests: rate limits count requests per
+ * minute with it, daily budgets spending per day.
+ */
+export const ADD_WITH_EXPIRY = script(`redis.call('SET', KEYS[1], 0, 'EX', ARGV[2], 'NX')
+return redis.call('INCRBY', KEYS[1], ARGV[1])`);
+
 const isNoScript = (error: unknown) => String((error as Error).message).startsWith("NOSCRIPT");
 
 /** host:port only: a Redis URL may carry a password. */

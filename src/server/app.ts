@@ -1,42 +1,41 @@
 import type { Database } from "bun:sqlite";
-import { Elysia, type AnyElysia } from "elysia";
 import type { Config } from "../config.ts";
 import type { Logger } from "../log.ts";
 import { openDatabase } from "../lib/db.ts";
 import type { AccessEntry } from "./access-log.ts";
 import { createKeyring, type Guard } from "./auth.ts";
-import { chatEdge } from "./chat-edge.ts";
-import { BEDROCK_PATHS, bedrockEdge } from "./bedrock/edge.ts";
 import { createControlPlane } from "./bedrock/control.ts";
-import { cors, corsHeaders } from "./cors.ts";
+import { corsHeaders } from "./edge/cors.ts";
+import type { Endpoint } from "./edge/endpoint.ts";
+import { createPipeline, REQUEST_ID } from "./edge/pipeline.ts";
+import { COST_HEADER } from "./edge/track-usage.ts";
 import { createRateLimiter, type RateLimiter } from "./rate-limit.ts";
 import { createRedisRateLimiter } from "./rate-limit-redis.ts";
 import { connectRedis, type Redis } from "../lib/redis.ts";
-import { bodyLimit, edge, REQUEST_ID } from "./edge.ts";
 import { createCassettes } from "../cassettes/cassettes.ts";
 import { createChat } from "../core/chat.ts";
 import { createEmbeddings } from "../core/embeddings.ts";
+import { createTokenCounter } from "../core/count-tokens.ts";
 import { lazyFiles } from "../files/index.ts";
 import type { Files } from "../files/service.ts";
 import { createDiscovery } from "../routing/discovery.ts";
 import { createLive } from "../routing/live.ts";
 import type { Declared } from "../routing/upstreams.ts";
-import { createTokenCounter } from "../core/count-tokens.ts";
-import { chatCompletions } from "./routes/chat.ts";
-import { completions } from "./routes/completions.ts";
-import { embeddings } from "./routes/embeddings.ts";
-import { countTokensRoutes } from "./routes/count-tokens.ts";
-import { docsRoutes } from "./routes/docs.ts";
-import { filesRoutes } from "./routes/files.ts";
-import { healthRoutes } from "./routes/health.ts";
-import { messages } from "./routes/messages.ts";
-import { metricsRoutes } from "./routes/metrics.ts";
-import { modelRoutes } from "./routes/models.ts";
-import { responses } from "./routes/responses.ts";
-import { rootRoutes } from "./routes/root.ts";
-import { usageRoutes } from "./routes/usage.ts";
 import { createUsageService } from "../usage/service.ts";
-import { COST_HEADER } from "./track-usage.ts";
+import { bedrock } from "./endpoints/bedrock.ts";
+import { chatCompletions } from "./endpoints/chat.ts";
+import { completions } from "./endpoints/completions.ts";
+import { countTokens } from "./endpoints/count-tokens.ts";
+import { docs } from "./endpoints/docs.ts";
+import { embeddings } from "./endpoints/embeddings.ts";
+import { files as fileEndpoints } from "./endpoints/files.ts";
+import { health } from "./endpoints/health.ts";
+import { messages } from "./endpoints/messages.ts";
+import { metrics } from "./endpoints/metrics.ts";
+import { modelEndpoints } from "./endpoints/models.ts";
+import { responses } from "./endpoints/responses.ts";
+import { root } from "./endpoints/root.ts";
+import { usage as usageEndpoint } from "./endpoints/usage.ts";
 
 export interface AppOptions {
   config: Config;
@@ -54,8 +53,8 @@ const EXPOSED = [
 const MULTIPART_SLACK = 1024 * 1024;
 
 /**
- * parley's HTTP handler: the chat endpoints on their own edge (chat-edge.ts), everything else
- * (models, files, usage, health, docs, metrics) as Elysia routes. `close` stops what it started.
+ * parley's HTTP handler: every endpoint declared (endpoints/), all served by one pipeline
+ * (edge/pipeline.ts). `close` stops what it started.
  */
 export function createApp({ config, log, accessLog }: AppOptions) {
   const db = lazy(() => openDatabase(config.dataDir));
@@ -78,33 +77,24 @@ export function createApp({ config, log, accessLog }: AppOptions) {
   upstreams = createLive(declared(config.upstreams), { modelAliases: config.modelAliases, modelRoutes: config.modelRoutes, cooldownS: config.upstreamCooldownS }, discovery);
   void discovery.start();
   const chat = createChat({ config, log, upstreams, attachFiles });
-  const maxBody = config.files.maxUploadBytes + MULTIPART_SLACK;
-  const addCors = corsHeaders(config.corsOrigins, EXPOSED);
-  const endpoints = [chatCompletions, messages, responses, completions, embeddings(createEmbeddings({ config, upstreams }))];
-  const chats = chatEdge(endpoints, { chat, guard, log, debug: config.debug, maxBody, cors: addCors, accessLog });
-  const bedrock = bedrockEdge({
-    chat, guard, log, debug: config.debug, maxBody, cors: addCors, accessLog,
-    credentials: config.ingressAwsCredentials, mainKey: config.apiKey, control: createControlPlane(upstreams, discovery),
+  const endpoints: Endpoint[] = [
+    chatCompletions, messages, responses, completions, embeddings(createEmbeddings({ config, upstreams })),
+    ...bedrock({ guard, credentials: config.ingressAwsCredentials, mainKey: config.apiKey, control: createControlPlane(upstreams, discovery) }),
+    ...docs(() => endpoints),
+    ...health(upstreams, redis?.status),
+    ...modelEndpoints(upstreams, discovery),
+    countTokens(createTokenCounter(config, upstreams)),
+    ...root,
+    ...fileEndpoints(config, files),
+    usageEndpoint(usage),
+    ...(usage.metrics ? [metrics(usage.metrics, usage.settle)] : []),
+  ];
+  const pipeline = createPipeline(endpoints, {
+    chat, guard, log, debug: config.debug, accessLog,
+    maxBody: config.files.maxUploadBytes + MULTIPART_SLACK,
+    cors: corsHeaders(config.corsOrigins, EXPOSED),
   });
-  const routes: { method: string; path: string }[] = [...chats.paths, ...BEDROCK_PATHS].map((path) => ({ method: "POST", path }));
-  const app = new Elysia({ name: "parley" })
-    .use(edge({
-      debug: config.debug, log, accessLog,
-      isKnownPath: (path) => knownPath(routes, path),
-    }))
-    .onRequest(bodyLimit(maxBody))
-    .use(cors(addCors))
-    .use(docsRoutes((): AnyElysia => app, endpoints))
-    .use(healthRoutes(upstreams, redis?.status))
-    .use(modelRoutes(upstreams, guard, discovery))
-    .use(countTokensRoutes(guard, createTokenCounter(config, upstreams)))
-    .use(rootRoutes())
-    .use(filesRoutes(config, files, guard))
-    .use(usageRoutes(usage, guard))
-    .use(usage.metrics ? metricsRoutes(usage.metrics, guard, usage.settle) : new Elysia({ name: "parley/metrics-off" }));
-  routes.push(...app.routes.filter((route) => route.method !== "OPTIONS"));
-  let elysia: ((request: Request) => Response | Promise<Response>) | undefined;
-  const handle = (request: Request): Promise<Response> => chats.handle(request) ?? bedrock.handle(request) ?? Promise.resolve((elysia ??= app.fetch)(request));
+  const { handle, routes } = pipeline;
   return {
     /** Every route but OPTIONS, for 405s and tests. */
     routes,
@@ -133,14 +123,6 @@ export type App = ReturnType<typeof createApp>;
 function createLimiter(config: Config, db: () => Database, redis: Redis | undefined): RateLimiter {
   if (redis) return createRedisRateLimiter(redis, config.rateLimitRpm, config.rateLimitOnRedisError);
   return createRateLimiter(db, config.rateLimitRpm);
-}
-
-/** True when some route has this path under another method: the caller answers 405. */
-function knownPath(routes: { method: string; path: string }[], path: string): boolean {
-  return routes.some((route) => {
-    const pattern = route.path.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/:[^/]+/g, "[^/]+").replace(/\*/g, ".*");
-    return new RegExp(`^${pattern}$`).test(path);
-  });
 }
 
 function lazy<T>(make: () => T) {

@@ -1,5 +1,4 @@
 import { timingSafeEqual } from "node:crypto";
-import { Elysia } from "elysia";
 import { SCOPES, type Budget, type Config, type KeyEntry, type Scope } from "../config.ts";
 import { GatewayError } from "../errors.ts";
 import type { UsageService } from "../usage/service.ts";
@@ -100,17 +99,6 @@ const needsBudget = ({ usage }: Pick<Guard, "usage">, principal: Principal, scop
 function permitted(principal: Principal, scope: Scope): Principal {
   if (!principal.scopes.has(scope)) throw new GatewayError(403, "permission_error", `This key lacks the '${scope}' scope needed here.`);
   return principal;
-}
-
-/** `{ scope: "models" }` on an Elysia route makes it need a key with that scope (see `authorize`). */
-export function auth(guard: Guard) {
-  return new Elysia({ name: "parley/auth" }).macro({
-    scope: (scope: Scope) => ({
-      async resolve({ request, set }) {
-        return { principal: await authorize(guard, request, scope, set.headers as Record<string, string>) };
-      },
-    }),
-  });
 }
 
 function overBudget(label: string, budget: Budget, used: number, reset: number): GatewayError {

@@ -2,17 +2,7 @@ import { unavailable } from "../errors.ts";
 import {
   currentWindow, grant, leaseFor, leaseSize, pruneLeases, refused, take, WINDOW_SECONDS, type Lease, type RateDecision,
 } from "./rate-limit.ts";
-import { RedisUnreachable, script, type Redis } from "../lib/redis.ts";
-
-export type OnRedisError = "open" | "closed";
-
-/**
- * Adds ARGV[1] to the counter KEYS[1], created with a lifetime of ARGV[2] seconds, and returns the
- * new count, in one atomic step. Nothing in it is about requests: a daily budget is the same call
- * with a per-day key and a two-day lifetime.
- */
-export const ADD_WITH_EXPIRY = script(`redis.call('SET', KEYS[1], 0, 'EX', ARGV[2], 'NX')
-return redis.call('INCRBY', KEYS[1], ARGV[1])`);
+import { ADD_WITH_EXPIRY, RedisUnreachable, type OnRedisError, type Redis } from "../lib/redis.ts";
 
 interface RedisLease extends Lease {
   /** The claim in flight: requests arriving meanwhile wait for it instead of sending their own. */

@@ -39,7 +39,7 @@ export function runServer(config: Config, log: Logger, { worker, reload }: RunOp
       reusePort: worker !== undefined,
       // Streams can sit quiet for long stretches while a model thinks.
       idleTimeout: 0,
-      // parley enforces the body limit itself (edge.ts), so that the answer is the envelope.
+      // parley enforces the body limit itself (edge/body.ts), so that the answer is the envelope.
       maxRequestBodySize: Number.MAX_SAFE_INTEGER,
       development: false,
       // Last resort for anything that escapes the app: the envelope, never Bun's error page.

@@ -1,8 +1,7 @@
 import type { Database } from "bun:sqlite";
 import type { Budget } from "../config.ts";
 import { unavailable } from "../errors.ts";
-import { ADD_WITH_EXPIRY, type OnRedisError } from "../server/rate-limit-redis.ts";
-import { RedisUnreachable, type Redis } from "../lib/redis.ts";
+import { ADD_WITH_EXPIRY, RedisUnreachable, type OnRedisError, type Redis } from "../lib/redis.ts";
 
 /** Where the day's shared counts live: SQLite (the workers of one machine) or Redis (every gateway). */
 export interface BudgetStore {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { connect } from "node:net";
 import type { AccessEntry } from "../../src/server/access-log.ts";
-import { REQUEST_ID } from "../../src/server/edge.ts";
+import { REQUEST_ID } from "../../src/server/edge/pipeline.ts";
 import { RequestLog } from "../../src/server/request-log.ts";
 import { TEST_KEY } from "../lib/app.ts";
 import { userDir } from "../lib/cli.ts";

@@ -1,10 +1,16 @@
-import type { ChatOutcome } from "../core/chat.ts";
-import type { SseEvent } from "../ir.ts";
-import { sseText } from "../lib/sse.ts";
-import { clip } from "../log.ts";
+import type { ChatOutcome } from "../../core/chat.ts";
+import type { SseEvent } from "../../ir.ts";
+import { sseText } from "../../lib/sse.ts";
+import { clip } from "../../log.ts";
+import type { Codec } from "../../wire/codec.ts";
 
-/** A chat outcome as the response: JSON, the upstream's own bytes, its stream, or our SSE events. */
-export function reply(outcome: ChatOutcome, headers: Record<string, string>): Response {
+const EVENT_STREAM = "application/vnd.amazon.eventstream";
+
+/**
+ * A chat outcome as the response: JSON, the upstream's own bytes, its stream, or our own events,
+ * framed as server-sent events or, for `aws-event-stream`, in AWS's frames (the codec's `writeEvents`).
+ */
+export function reply(outcome: ChatOutcome, headers: Record<string, string>, framing: "sse" | "aws-event-stream" = "sse", output?: Codec): Response {
   Object.assign(headers, outcome.headers);
   // The model id is the client's text: a header value takes no lone surrogate, nor any non-Latin-1 character, nor a megabyte.
   const model = headers["x-parley-model"];
@@ -22,8 +28,12 @@ export function reply(outcome: ChatOutcome, headers: Record<string, string>): Re
       headers["cache-control"] = "no-cache";
       return new Response(outcome.body, { headers });
     case "events":
-      headers["content-type"] = "text/event-stream";
       headers["cache-control"] = "no-cache";
+      if (framing === "aws-event-stream") {
+        headers["content-type"] = EVENT_STREAM;
+        return new Response(eventStream(outcome.events, output!.writeEvents!), { headers });
+      }
+      headers["content-type"] = "text/event-stream";
       return new Response(eventStream(outcome.events), { headers });
   }
 }

@@ -1,5 +1,5 @@
 import { CODECS, detectFormat, formatName } from "../../wire/detect.ts";
-import type { ChatEndpoint } from "../chat-edge.ts";
+import type { ChatEndpoint } from "../edge/endpoint.ts";
 
 const DESCRIPTION = `One endpoint, three request formats: OpenAI Chat Completions (alpha), Anthropic Messages
 (beta_messages, detected by anthropic_version / vendor_version or Anthropic-only fields) and Titan Text
@@ -8,8 +8,12 @@ With "stream": true the reply is Server-Sent Events.`;
 
 /** `POST /v1/chat/completions`: any of the three formats in, the one `?target_format=` names out. */
 export const chatCompletions: ChatEndpoint = {
+  kind: "chat",
+  method: "POST",
   path: "/v1/chat/completions",
-  dialect: "parley",
+  scope: "chat",
+  errors: "parley",
+  framing: "sse",
   call(body, _request, query) {
     const target = query && new URLSearchParams(query).get("target_format");
     return { input: CODECS[detectFormat(body)], output: target === null || target === "" ? CODECS.alpha : CODECS[formatName(target)] };

@@ -1,5 +1,5 @@
 import { completions as codec } from "../../wire/completions/codec.ts";
-import type { ChatEndpoint } from "../chat-edge.ts";
+import type { ChatEndpoint } from "../edge/endpoint.ts";
 
 const DESCRIPTION = `OpenAI's legacy completions: prompt, and suffix for fill-in-the-middle (what IDE autocomplete sends).
 Passed through byte for byte to openai upstreams (OpenAI, llama.cpp, vLLM, Ollama), streams relayed as they come;
@@ -7,8 +7,12 @@ the mock answers in the text_completion shape, echoing the prompt. Other kinds o
 
 /** `POST /v1/completions`, for code completion in IDE tools. */
 export const completions: ChatEndpoint = {
+  kind: "chat",
+  method: "POST",
   path: "/v1/completions",
-  dialect: "openai",
+  scope: "chat",
+  errors: "openai",
+  framing: "sse",
   call: () => ({ input: codec, output: codec }),
   openapi: {
     summary: "Legacy completion (fill-in-the-middle)",

@@ -1,11 +1,11 @@
-import type { ChatCall, ChatOutcome } from "../core/chat.ts";
-import { clip } from "../log.ts";
-import { uncachedInput, type Usage } from "../ir.ts";
-import type { Principal } from "./auth.ts";
-import type { RequestLog } from "./request-log.ts";
-import { costOf, FREE, type Tokens } from "../usage/prices.ts";
-import type { UsageRecord } from "../usage/recorder.ts";
-import type { UsageService } from "../usage/service.ts";
+import type { ChatCall, ChatOutcome } from "../../core/chat.ts";
+import { clip } from "../../log.ts";
+import { uncachedInput, type Usage } from "../../ir.ts";
+import type { Principal } from "../auth.ts";
+import type { RequestLog } from "../request-log.ts";
+import { costOf, FREE, type Tokens } from "../../usage/prices.ts";
+import type { UsageRecord } from "../../usage/recorder.ts";
+import type { UsageService } from "../../usage/service.ts";
 
 /** What a chat route knows about its request. */
 export interface TrackContext {

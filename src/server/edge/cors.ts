@@ -1,5 +1,3 @@
-import { Elysia } from "elysia";
-
 const METHODS = "GET, POST, DELETE, OPTIONS";
 const MAX_AGE = "600";
 
@@ -33,9 +31,4 @@ export function corsHeaders(origins: string[] | "*", exposed: string[]) {
       },
     });
   };
-}
-
-/** The Elysia routes' CORS: a preflight is answered here, before routing. */
-export function cors(add: ReturnType<typeof corsHeaders>) {
-  return new Elysia({ name: "parley/cors" }).onRequest(({ request, set }) => add(request, set.headers as Record<string, string>));
 }

@@ -1,6 +1,10 @@
-import type { ChatOutcome, Retry } from "../core/chat.ts";
-import { GatewayError } from "../errors.ts";
-import { sseText } from "../lib/sse.ts";
+import type { Chat, ChatCall, ChatOutcome, Retry } from "../../core/chat.ts";
+import type { Json } from "../../lib/read.ts";
+import type { Codec } from "../../wire/codec.ts";
+import type { RequestLog } from "../request-log.ts";
+import type { trackUsage } from "./track-usage.ts";
+import { GatewayError } from "../../errors.ts";
+import { sseText } from "../../lib/sse.ts";
 
 export const PROGRESS_HEADER = "x-parley-progress";
 
@@ -59,4 +63,53 @@ function oneLine(text: string): unknown {
   } catch {
     return text;
   }
+}
+
+/** Answers whose log line is written when their request is over, not when they start. */
+export const logsItself = new WeakSet<Response>();
+
+/** Progress is for a streamed OpenAI chat whose client asked for it. */
+export const wantsProgress = (request: Request, body: Json, output: Codec) =>
+  output.dialect === "openai-chat" && (body as { stream?: unknown }).stream === true && request.headers.get(PROGRESS_HEADER) === "1";
+
+/**
+ * The chat for a progress client: answered as always unless a retry comes first; then the
+ * response starts at once and the retries, the reply or the last error follow in it.
+ */
+export function withProgress(
+  chat: Chat,
+  call: ChatCall,
+  usage: ReturnType<typeof trackUsage>,
+  respond: (outcome: ChatOutcome) => Response,
+  headers: Record<string, string>,
+  log: RequestLog | undefined,
+): Promise<Response> {
+  const early = Promise.withResolvers<Response>();
+  let progress: ReturnType<typeof progressAnswer> | undefined;
+  const work = chat({
+    ...call,
+    onRetry(retry) {
+      if (!progress) {
+        progress = progressAnswer(work, headers);
+        const response = progress.response();
+        logsItself.add(response);
+        early.resolve(response);
+      }
+      progress.retry(retry);
+    },
+  }).then(usage.answered, usage.failed);
+  // An early answer's log line is written when the request is over, with how it ended and where it went.
+  const normal = work.then(
+    (outcome) => {
+      if (!progress) return respond(outcome);
+      log?.finish(200);
+      return early.promise;
+    },
+    (error) => {
+      if (!progress) throw error;
+      log?.finish(typeof (error as { status?: unknown }).status === "number" ? (error as { status: number }).status : 500);
+      return early.promise;
+    },
+  );
+  return Promise.race([early.promise, normal]);
 }

@@ -1,9 +1,8 @@
-import { Elysia } from "elysia";
 import { notFound, validationError } from "../../errors.ts";
 import { anthropicDisplayName, claudeListing, isAnthropicName } from "../../providers/anthropic-models.ts";
 import type { Discovery } from "../../routing/discovery.ts";
 import type { Live } from "../../routing/live.ts";
-import { auth, type Guard } from "../auth.ts";
+import type { PlainEndpoint } from "../edge/endpoint.ts";
 
 /** Anthropic's model object (`anthropic-version` callers). */
 interface AnthropicModelInfo {
@@ -33,7 +32,7 @@ export interface ModelInfo {
  * `anthropic-version`. The list is what discovery knows now (it refreshes in the background), with
  * Anthropic's own model names before Bedrock's when it is configured.
  */
-export function modelRoutes(upstreams: Live, guard: Guard, discovery: Discovery) {
+export function modelEndpoints(upstreams: Live, discovery: Discovery): PlainEndpoint[] {
   const route = (id: string) => {
     try {
       return upstreams.current().router(id).targets[0]!.upstream;
@@ -62,17 +61,23 @@ export function modelRoutes(upstreams: Live, guard: Guard, discovery: Discovery)
     return { id, object: "model", created: 0, owned_by: "parley", provider: upstreams.current().router(id).targets[0]!.upstream }; // 404 when the id routes nowhere
   };
 
-  return new Elysia({ name: "parley/models" })
-    .use(auth(guard))
-    .get("/v1/models", ({ request, query }) => (isAnthropic(request) ? anthropicPage(anthropicModels(), query) : { object: "list", data: models() }), {
-      scope: "models",
-      detail: { summary: "List models", description: "OpenAI's list; Anthropic's (limit, after_id, before_id) when the request has anthropic-version.", tags: ["models"] },
-    })
-    .get("/v1/models/*", ({ request, params }) => {
-      const id = decoded(params["*"]);
-      const model = find(id);
-      return isAnthropic(request) ? anthropicShape(model) : model;
-    }, { scope: "models", detail: { summary: "One model", tags: ["models"] } });
+  // Anthropic's clients get Anthropic's envelope, for errors as for answers.
+  const errors = (request: Request) => (isAnthropic(request) ? "anthropic" : "parley");
+  return [
+    {
+      kind: "plain", method: "GET", path: "/v1/models", scope: "models", errors,
+      answer: ({ request, query }) => (isAnthropic(request) ? anthropicPage(anthropicModels(), query) : { object: "list", data: models() }),
+      openapi: { summary: "List models", description: "OpenAI's list; Anthropic's (limit, after_id, before_id) when the request has anthropic-version.", tags: ["models"] },
+    },
+    {
+      kind: "plain", method: "GET", path: "/v1/models/*", scope: "models", errors,
+      answer({ request, params }) {
+        const model = find(decoded(params[0]!));
+        return isAnthropic(request) ? anthropicShape(model) : model;
+      },
+      openapi: { summary: "One model", tags: ["models"] },
+    },
+  ];
 }
 
 /** The id from the path; one that is not percent-encoded UTF-8 (`%ED%A0%80`, a lone surrogate; `%ff`) names no model. */

@@ -1,9 +1,9 @@
-import { Elysia } from "elysia";
 import { KINDS } from "../../providers/kinds.ts";
 import { missing } from "../../routing/upstreams.ts";
 import type { Live } from "../../routing/live.ts";
 import { VERSION } from "../../version.ts";
 import type { RedisStatus } from "../../lib/redis.ts";
+import type { PlainEndpoint } from "../edge/endpoint.ts";
 
 const INPUT_FORMATS = ["alpha", "beta_messages", "beta_textgen"] as const;
 
@@ -11,7 +11,7 @@ const INPUT_FORMATS = ["alpha", "beta_messages", "beta_textgen"] as const;
  * Open health endpoints: no key needed, so load balancers and CI can poll them. With REDIS_URL set,
  * /health also says whether this gateway reaches Redis (`redis` pings it).
  */
-export function healthRoutes(upstreams: Live, redis?: () => Promise<RedisStatus>) {
+export function health(upstreams: Live, redis?: () => Promise<RedisStatus>): PlainEndpoint[] {
   // Every upstream by name: `available`, `not_configured`, or `cooling` after failing three times in a row.
   const services = () => Object.fromEntries(upstreams.current().declared.upstreams.map((u) => [u.name, upstreams.status(u.name)]));
   // What proves parley to each configured upstream that has something to say (Bedrock's: api key, static keys, profile or default chain).
@@ -22,10 +22,10 @@ export function healthRoutes(upstreams: Live, redis?: () => Promise<RedisStatus>
     });
     return said.length ? { credentials: Object.fromEntries(said) } : {};
   };
-  return new Elysia({ name: "parley/health" })
-    .get(
-      "/health",
-      async () => ({
+  return [
+    {
+      kind: "plain", method: "GET", path: "/health", errors: "parley",
+      answer: async () => ({
         status: "healthy",
         timestamp: new Date().toISOString(),
         version: VERSION,
@@ -33,11 +33,11 @@ export function healthRoutes(upstreams: Live, redis?: () => Promise<RedisStatus>
         ...credentials(),
         ...(redis ? { redis: await redis() } : {}),
       }),
-      { detail: { summary: "Service health", tags: ["health"], security: [] } },
-    )
-    .get(
-      "/v1/chat/completions/health",
-      () => ({
+      openapi: { summary: "Service health", tags: ["health"], security: [] },
+    },
+    {
+      kind: "plain", method: "GET", path: "/v1/chat/completions/health", errors: "parley",
+      answer: () => ({
         status: "healthy",
         timestamp: new Date().toISOString(),
         version: VERSION,
@@ -45,6 +45,7 @@ export function healthRoutes(upstreams: Live, redis?: () => Promise<RedisStatus>
         supported_input_formats: INPUT_FORMATS,
         model_routing: "enabled",
       }),
-      { detail: { summary: "Chat completions health", tags: ["health"], security: [] } },
-    );
+      openapi: { summary: "Chat completions health", tags: ["health"], security: [] },
+    },
+  ];
 }

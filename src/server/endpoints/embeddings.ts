@@ -1,5 +1,5 @@
 import type { EmbeddingsService } from "../../core/embeddings.ts";
-import type { ChatEndpoint } from "../chat-edge.ts";
+import type { CallEndpoint } from "../edge/endpoint.ts";
 
 const DESCRIPTION = `OpenAI's embeddings: input (a string, strings, or token arrays for openai upstreams), model, dimensions,
 encoding_format float or base64. Passed through byte for byte to openai upstreams; on Bedrock converted for Titan Text
@@ -7,10 +7,13 @@ Embeddings (amazon.titan-embed-*) and Cohere Embed (cohere.embed-*, with input_t
 mock answers deterministic unit vectors (1536 dimensions unless asked). Other kinds of upstream answer 400.`;
 
 /** `POST /v1/embeddings`, for codebase indexing, retrievers and RAG. */
-export function embeddings(serve: EmbeddingsService): ChatEndpoint {
+export function embeddings(serve: EmbeddingsService): CallEndpoint {
   return {
+    kind: "call",
+    method: "POST",
     path: "/v1/embeddings",
-    dialect: "openai",
+    scope: "chat",
+    errors: "openai",
     serve,
     openapi: {
       summary: "Embeddings",

@@ -1,5 +1,5 @@
 import { droppedTools, responses as codec } from "../../wire/responses/codec.ts";
-import type { ChatEndpoint } from "../chat-edge.ts";
+import type { ChatEndpoint } from "../edge/endpoint.ts";
 
 export const DROPPED_TOOLS = "x-parley-dropped-tools";
 
@@ -10,8 +10,12 @@ named in x-parley-dropped-tools, and previous_response_id is refused (send the w
 
 /** `POST /v1/responses`, for Codex CLI and the AI SDK. */
 export const responses: ChatEndpoint = {
+  kind: "chat",
+  method: "POST",
   path: "/v1/responses",
-  dialect: "openai",
+  scope: "chat",
+  errors: "openai",
+  framing: "sse",
   call: () => ({ input: codec, output: codec }),
   decorate(outcome, body, headers) {
     // Passed through (the upstream's own bytes), nothing was dropped: OpenAI runs its own tools.

@@ -1,0 +1,167 @@
+import type { Chat, ChatCall, ChatOutcome } from "../../core/chat.ts";
+import { GatewayError, notFound } from "../../errors.ts";
+import type { Json } from "../../lib/read.ts";
+import type { Logger } from "../../log.ts";
+import type { Codec } from "../../wire/codec.ts";
+import type { AccessEntry } from "../access-log.ts";
+import { authorize, type Guard, type Principal } from "../auth.ts";
+import { RequestLog } from "../request-log.ts";
+import { counted, declaredTooLong, jsonObject, readText, tooLarge } from "./body.ts";
+import type { corsHeaders } from "./cors.ts";
+import type { ChatEndpoint, Endpoint, ModelEndpoint, PlainEndpoint } from "./endpoint.ts";
+import { failure, idHeaders, REQUEST_ID, rendererOf } from "./errors.ts";
+import { logsItself, wantsProgress, withProgress } from "./progress.ts";
+import { reply } from "./reply.ts";
+import { createRouter } from "./router.ts";
+import { trackUsage } from "./track-usage.ts";
+
+export { REQUEST_ID } from "./errors.ts";
+
+export interface PipelineOptions {
+  chat: Chat;
+  guard: Guard;
+  log: Logger;
+  debug: boolean;
+  /** The body limit, in bytes. */
+  maxBody: number;
+  cors: ReturnType<typeof corsHeaders>;
+  /** Where request log entries go; none below LOG_LEVEL=info. */
+  accessLog?: (entry: AccessEntry) => void;
+}
+
+/**
+ * The one request pipeline every endpoint is served by, without a framework (a framework's
+ * per-request layers cost more than all of parley's own work on a passed-through reply): an id;
+ * CORS; the body limit; the endpoint, or 404 / 405; the key (or a vendor's signature) and its
+ * scope, rate limit and budget; the body; the endpoint's work, with usage tracked for model calls;
+ * one log line; and every failure in the caller's dialect.
+ */
+export function createPipeline(endpoints: Endpoint[], options: PipelineOptions) {
+  const { chat, guard, log: logger, debug, maxBody, cors, accessLog } = options;
+  const router = createRouter(endpoints);
+
+  async function handle(request: Request): Promise<Response> {
+    const id = requestId(request);
+    const headers: Record<string, string> = { [REQUEST_ID]: id };
+    const log = accessLog && new RequestLog(accessLog, request.method, request.url, id);
+    // Not a proxy: CONNECT's target is a host:port, and the client would wait for a tunnel.
+    if (request.method === "CONNECT") return finished(failure(connectRefused(), request, headers, "parley", debug, logger), log);
+    const url = request.url;
+    const start = url.indexOf("/", url.indexOf("//") + 2);
+    const mark = url.indexOf("?", start);
+    const sent = mark === -1 ? url.slice(start) : url.slice(start, mark);
+    // One trailing slash is ignored, as it always was.
+    const found = router.find(request.method, sent.length > 1 && sent.endsWith("/") ? sent.slice(0, -1) : sent);
+    // A browser's preflight is answered before anything else, without a log line.
+    const preflight = cors(request, headers);
+    if (preflight) return preflight;
+    const endpoint = found?.endpoint;
+    const renderer = endpoint ? (typeof endpoint.errors === "string" ? endpoint.errors : endpoint.errors(request)) : rendererOf(sent, request);
+    idHeaders(renderer, id, headers);
+    let response: Response;
+    try {
+      if (declaredTooLong(request, maxBody)) throw tooLarge(maxBody);
+      if (!endpoint) throw unrouted(request.method, sent, router.known(sent));
+      response = endpoint.kind === "plain"
+        ? await plain(endpoint, request, headers, found.params, mark === -1 ? "" : url.slice(mark + 1))
+        : await tracked(endpoint, request, headers, log, found.params, mark === -1 ? "" : url.slice(mark));
+    } catch (error) {
+      response = failure(error, request, headers, renderer, debug, logger);
+    }
+    if (found?.head) response = await bodiless(response);
+    if (logsItself.has(response)) return response;
+    return finished(response, log);
+  }
+
+  /**
+   * The key's principal, checked for the endpoint's scope, rate limit and budget; for a signed request
+   * (`raw`: its body, read first, as the signature covers it) the signature's. None on open endpoints.
+   */
+  function admit(endpoint: Endpoint, request: Request, raw: string | undefined, headers: Record<string, string>): Principal | Promise<Principal> | undefined {
+    if (endpoint.scope === undefined) return undefined;
+    if (raw !== undefined) return endpoint.signature!.principal(request, raw, endpoint.scope, headers);
+    return authorize(guard, request, endpoint.scope, headers);
+  }
+
+  /** A model call: tracked for usage, answered in the endpoint's framing. */
+  async function tracked(endpoint: ModelEndpoint, request: Request, headers: Record<string, string>, log: RequestLog | undefined, params: string[], query: string): Promise<Response> {
+    const signed = endpoint.signature?.signed(request) ? await readText(request, maxBody) : undefined;
+    const principal = (await admit(endpoint, request, signed, headers))!;
+    const raw = signed ?? (await readText(request, maxBody));
+    const body = jsonObject(raw);
+    const name = endpoint.recordAs ?? endpoint.path;
+    const usage = trackUsage(guard.usage, { log, request, principal }, name);
+    const { observe, onDone, onBreak } = usage.hooks;
+    const caller = { endpoint: name, key: principal.label, headers: request.headers };
+    if (endpoint.kind === "call") return reply(await endpoint.serve({ body, raw, signal: request.signal, caller, observe, onDone, onBreak }).then(usage.answered, usage.failed), headers);
+    const { input, output, headers: sent } = endpoint.call(body, request, query, params);
+    const call: ChatCall = { input, output, headers: sent, body, raw, signal: request.signal, caller, observe, onDone, onBreak };
+    if (wantsProgress(request, body, output)) return withProgress(chat, call, usage, (outcome) => answer(endpoint, outcome, body, headers, output), headers, log);
+    return answer(endpoint, await chat(call).then(usage.answered, usage.failed), body, headers, output);
+  }
+
+  /** Any other endpoint: its handler, given what it asked the pipeline to read. */
+  async function plain(endpoint: PlainEndpoint, request: Request, headers: Record<string, string>, params: string[], search: string): Promise<Response> {
+    let raw = endpoint.signature?.signed(request) ? await readText(request, maxBody) : undefined;
+    const principal = await admit(endpoint, request, raw, headers);
+    const query = search === "" ? {} : Object.fromEntries(new URLSearchParams(search));
+    if (endpoint.body === "stream") {
+      const upload = counted(request, maxBody);
+      try {
+        return answered(await endpoint.answer({ request: upload.request, headers, principal, query, params }), headers);
+      } catch (error) {
+        // The handler sees only a failed read: the reason is the limit.
+        throw upload.over() ? tooLarge(maxBody) : error;
+      }
+    }
+    const body = endpoint.body === "json" ? jsonObject((raw ??= await readText(request, maxBody))) : undefined;
+    return answered(await endpoint.answer({ request, headers, principal, query, params, body, raw }), headers);
+  }
+
+  const routes: { method: string; path: string }[] = endpoints.filter((e) => !e.unlisted).map(({ method, path }) => ({ method, path }));
+  return { handle, routes };
+}
+
+/** A chat's outcome as its endpoint frames it, with the headers the endpoint adds. */
+function answer(endpoint: ChatEndpoint, outcome: ChatOutcome, body: Json, headers: Record<string, string>, output: Codec): Response {
+  endpoint.decorate?.(outcome, body, headers);
+  return reply(outcome, headers, endpoint.framing, output);
+}
+
+/** A handler's value as the answer: its own Response (the answer's headers added where it has none), text, or JSON. */
+function answered(value: unknown, headers: Record<string, string>): Response {
+  if (value instanceof Response) {
+    for (const name in headers) if (!value.headers.has(name)) value.headers.set(name, headers[name]!);
+    return value;
+  }
+  if (typeof value === "string") return new Response(value, { headers });
+  return Response.json(value, { headers });
+}
+
+function finished(response: Response, log: RequestLog | undefined): Response {
+  log?.finish(response.status);
+  return response;
+}
+
+/** The client's request id (up to 128 characters), else a new one. */
+function requestId(request: Request): string {
+  return request.headers.get(REQUEST_ID)?.slice(0, 128) || crypto.randomUUID();
+}
+
+/** A HEAD answered by a GET endpoint: its status and headers, the body's length, no body. */
+async function bodiless(response: Response): Promise<Response> {
+  if (response.body === null) return response;
+  const length = (await response.arrayBuffer()).byteLength;
+  const headers = new Headers(response.headers);
+  headers.set("content-length", String(length));
+  return new Response(null, { status: response.status, headers });
+}
+
+const connectRefused = () => new GatewayError(405, "invalid_request_error", "CONNECT is not supported: parley is not a proxy.", { headers: { connection: "close" } });
+
+function unrouted(method: string, path: string, known: boolean): GatewayError {
+  if (known) return new GatewayError(405, "invalid_request_error", `Method ${method} is not allowed on ${path}.`);
+  return notFound(`No route ${method} ${path}.`);
+}
+
+export type Pipeline = ReturnType<typeof createPipeline>;
