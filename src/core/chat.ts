@@ -6,11 +6,10 @@ import type { Upstream } from "../providers/kind.ts";
 import { takesNative, type Provider } from "../providers/provider.ts";
 import type { Live } from "../routing/live.ts";
 import type { Target } from "../routing/routes.ts";
-import type { Facts } from "../routing/when.ts";
 import type { Codec } from "../wire/codec.ts";
 import { firstByte } from "./first-byte.ts";
 import { createLoop, type Observed, type Retry } from "./loop.ts";
-import { answerNative } from "./native.ts";
+import { callNative, relayNative } from "./native.ts";
 import { relay } from "./relay.ts";
 import { ClientRequest } from "./request.ts";
 
@@ -88,7 +87,7 @@ export function createChat({ config, upstreams, log, attachFiles }: ChatDeps) {
   const loop = createLoop({ modelFallbacks: config.modelFallbacks, upstreams });
   return async function chat(call: ChatCall): Promise<ChatOutcome> {
     const { input, output, signal } = call;
-    const asked = new ClientRequest(input, call.body);
+    const asked = new ClientRequest(input, call.body, call.caller);
     const requested = asked.model ?? config.defaultModel;
     if (!requested) throw invalidRequest("Missing required field 'model', and no DEFAULT_ALPHA_MODEL is set.", "model: required");
     const done = (usage: Usage | undefined, ok = true) => call.onDone?.({ usage, ok });
@@ -107,8 +106,13 @@ export function createChat({ config, upstreams, log, attachFiles }: ChatDeps) {
         const renamed = !provider.takesNative && target.model !== asked.model;
         const body = renamed ? JSON.stringify({ ...call.body, model: target.model }) : call.raw;
         const nativeCall = { body, json: renamed ? undefined : call.body, model: target.model, requested, stream: asked.stream, signal, headers: call.headers };
+        const reply = await callNative(native, nativeCall, provider.label, upstream.timeoutMs);
+        if (reply.kind === "json") {
+          done(reply.usage);
+          return { kind: "bytes", bytes: reply.body, contentType: reply.contentType };
+        }
         const error = (e: GatewayError) => output.streamEncoder(requested, asked.forEncoder()).error(e);
-        return answerNative(native, nativeCall, { output, label: provider.label, timeoutMs: upstream.timeoutMs, error, done, onBreak, counted: call.onDone !== undefined });
+        return relayNative(reply, output, provider.label, error, onBreak, call.onDone && done);
       }
       const request = asked.request;
       if (request.needsNative) throw invalidRequest(`${request.needsNative.reason} The upstream '${upstream.name}' is of kind ${upstream.kind}.`, `${request.needsNative.field}: not supported on a converted route`);
@@ -131,8 +135,7 @@ export function createChat({ config, upstreams, log, attachFiles }: ChatDeps) {
         attached = true;
       }
       : undefined;
-    const facts: Facts = { get request() { return asked.request; }, ...call.caller };
-    return (await loop<Answer>({ requested, facts, signal, observe: call.observe, ...(call.onRetry ? { onRetry: call.onRetry } : {}), prepare, answer })) as ChatOutcome;
+    return (await loop<Answer>({ requested, facts: asked, signal, observe: call.observe, onRetry: call.onRetry, prepare, answer })) as ChatOutcome;
   };
 }
 

@@ -107,7 +107,9 @@ export function createLoop({ modelFallbacks, upstreams }: LoopOptions) {
             throw error;
           }
           cooldowns.succeeded(target.upstream);
-          outcome.headers = { "x-parley-model": target.model, "x-parley-upstream": target.upstream, "x-parley-attempts": String(attempts), ...(turn.route.name ? { "x-parley-route": turn.route.name } : {}) };
+          const headers: Record<string, string> = { "x-parley-model": target.model, "x-parley-upstream": target.upstream, "x-parley-attempts": String(attempts) };
+          if (turn.route.name) headers["x-parley-route"] = turn.route.name;
+          outcome.headers = headers;
           return outcome as Routed<T>;
         } catch (error) {
           last = retryable(error, signal);
@@ -138,9 +140,11 @@ export function createLoop({ modelFallbacks, upstreams }: LoopOptions) {
       }
       throw error;
     } finally {
-      const upstream_ms = since === undefined ? undefined : Math.round(performance.now() - since);
-      const route = tried?.route.name;
-      call.observe?.({ model: requested, provider: tried?.target.upstream ?? "-", upstream_ms, attempts, free, ...(route ? { route } : {}) });
+      if (call.observe) {
+        const observed: Observed = { model: requested, provider: tried?.target.upstream ?? "-", upstream_ms: since === undefined ? undefined : Math.round(performance.now() - since), attempts, free };
+        if (tried?.route.name) observed.route = tried.route.name;
+        call.observe(observed);
+      }
     }
   };
 }

@@ -1,42 +1,36 @@
 import type { GatewayError } from "../errors.ts";
-import type { InputTokens, Usage } from "../ir.ts";
-import { guardStream, openChunks, type Chunks, type StreamEnding } from "../lib/sse.ts";
+import type { InputTokens, SseEvent, Usage } from "../ir.ts";
+import { guardStream, openChunks, type Chunks } from "../lib/sse.ts";
 import type { NativeCall, NativeReply } from "../providers/provider.ts";
 import type { Codec } from "../wire/codec.ts";
 import { incomplete } from "../wire/upstream-errors.ts";
 import { firstByte } from "./first-byte.ts";
 
-/** What one native call needs beside the call itself: the dialect it answers in, and whom to tell how it ended. */
-export interface NativeAnswer {
-  output: Codec;
-  label: string;
-  timeoutMs: number;
-  /** An error event in the client's dialect, for a stream that breaks. */
-  error(error: GatewayError): ReturnType<StreamEnding["error"]>;
-  done(usage: Usage | undefined, ok?: boolean): void;
-  onBreak(error: GatewayError): void;
-  /** Whether anyone reads the stream's usage at its end. */
-  counted: boolean;
-}
-
-/** A same-family call: the upstream's reply goes back as it came, a JSON one as bytes, a stream relayed chunk by chunk and guarded. */
-export async function answerNative(
-  native: (call: NativeCall) => Promise<NativeReply>,
-  call: NativeCall,
-  { output, label, timeoutMs, error, done, onBreak, counted }: NativeAnswer,
-) {
-  const reply = await firstByte(native(call).then((reply) => opened(reply, label)), timeoutMs, label, abandonStream);
-  if (reply.kind === "json") {
-    done(reply.usage);
-    return { kind: "bytes" as const, bytes: reply.body, contentType: reply.contentType };
-  }
-  const ending = { last: output.lastEvent, names: output.endEvents, error, write: output.writeEvents };
-  const onEnd = counted ? (tail: string) => done(withInput(output.usageIn?.(tail), reply.input?.())) : undefined;
-  return { kind: "stream" as const, body: guardStream(reply.chunks, reply.first, ending, reply.failure, () => incomplete(label), onBreak, onEnd), contentType: reply.contentType };
-}
-
 /** A native reply, a stream's with its first chunk read. */
-type Opened = Extract<NativeReply, { kind: "json" }> | (Extract<NativeReply, { kind: "stream" }> & { chunks: Chunks; first: IteratorResult<Uint8Array, unknown> });
+export type Opened = Extract<NativeReply, { kind: "json" }> | OpenedStream;
+type OpenedStream = Extract<NativeReply, { kind: "stream" }> & { chunks: Chunks; first: IteratorResult<Uint8Array, unknown> };
+
+/** A same-family call: the client's body goes up, and the reply is opened within the first-byte timeout. */
+export function callNative(native: (call: NativeCall) => Promise<NativeReply>, call: NativeCall, label: string, timeoutMs: number): Promise<Opened> {
+  return firstByte(native(call).then((reply) => opened(reply, label)), timeoutMs, label, abandonStream);
+}
+
+/**
+ * A native stream relayed chunk by chunk as it came, guarded: one that breaks or stops short ends
+ * with `error`'s event in the client's dialect; `onEnd` gets the usage its last events carry.
+ */
+export function relayNative(
+  reply: OpenedStream,
+  output: Codec,
+  label: string,
+  error: (error: GatewayError) => SseEvent[],
+  onBreak: (error: GatewayError) => void,
+  onEnd?: (usage: Usage | undefined) => void,
+) {
+  const ending = { last: output.lastEvent, names: output.endEvents, error, write: output.writeEvents };
+  const end = onEnd && ((tail: string) => onEnd(withInput(output.usageIn?.(tail), reply.input?.())));
+  return { kind: "stream" as const, body: guardStream(reply.chunks, reply.first, ending, reply.failure, () => incomplete(label), onBreak, end), contentType: reply.contentType };
+}
 
 /**
  * A native stream's first chunk is read before the answer starts, as a converted stream's first

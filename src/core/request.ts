@@ -1,6 +1,7 @@
 import type { ChatRequest } from "../ir.ts";
 import { optionalBoolean, optionalString, type Json } from "../lib/read.ts";
 import type { Dialect } from "../providers/provider.ts";
+import type { Facts } from "../routing/when.ts";
 import type { Codec } from "../wire/codec.ts";
 
 /**
@@ -12,21 +13,34 @@ import type { Codec } from "../wire/codec.ts";
 const LAZY = new Set<Dialect | undefined>(["anthropic-messages", "openai-responses", "openai-completions"]);
 
 /**
- * A client's request as the core reads it. A passthrough needs only the model and `stream`: in
- * the dialects that write them at the body's top level they are read there, and the whole request
- * is decoded into the IR only when something asks for it (a converted route, a route's `when` on
- * tools, images, thinking or tokens), then once. Any other body (file_ids, a dialect that names
- * its model elsewhere, one that never goes up as sent) is decoded at once.
+ * A client's request as the core and the routes' `when` read it (it is the routing's `Facts`).
+ * A passthrough needs only the model and `stream`: in the dialects that write them at the body's
+ * top level they are read there, and the whole request is decoded into the IR only when something
+ * asks for it (a converted route, a `when` on tools, images, thinking or tokens), then once. Any
+ * other body (file_ids, a dialect that names its model elsewhere, one decoded for its checks) is
+ * decoded at once.
  */
-export class ClientRequest {
+export class ClientRequest implements Facts {
   readonly model: string | undefined;
   readonly stream: boolean;
   #decoded: ChatRequest | undefined;
+  // What `when` reads beside the request, and keeps once read (see Facts).
+  endpoint: string | undefined;
+  key: string | undefined;
+  headers: Headers | undefined;
+  tokens: number | undefined = undefined;
+  images: boolean | undefined = undefined;
+  seen: (string | null)[] | undefined = undefined;
+  flags: number | undefined = undefined;
 
   constructor(
     private readonly codec: Codec,
     private readonly body: Json,
+    caller: { endpoint: string; key: string; headers: Headers } | undefined,
   ) {
+    this.endpoint = caller?.endpoint;
+    this.key = caller?.key;
+    this.headers = caller?.headers;
     if (LAZY.has(codec.dialect) && body.file_ids === undefined) {
       this.model = optionalString(body, "model");
       this.stream = optionalBoolean(body, "stream") ?? false;
@@ -54,7 +68,7 @@ export class ClientRequest {
     }
   }
 
-  /** The files it names (any, only when decoded at once: a body without `file_ids` names none). */
+  /** Whether it names files to attach (only a body decoded at once can: without `file_ids` it names none). */
   get namesFiles(): boolean {
     return this.#decoded !== undefined && this.#decoded.fileIds.length > 0;
   }
