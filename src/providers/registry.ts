@@ -3,7 +3,7 @@ import type { Upstream } from "./kind.ts";
 import { KINDS } from "./kinds.ts";
 import type { ListedModel } from "./openai/models.ts";
 import type { Provider } from "./provider.ts";
-import { missing } from "../routing/upstreams.ts";
+const missing = (upstream: Upstream) => KINDS[upstream.kind].missing(upstream);
 
 export type Status = "available" | "not_configured" | "cooling";
 
