@@ -1,10 +1,11 @@
-import type { Config } from "../config.ts";
 import { GatewayError } from "../errors.ts";
 import type { ChatRequest } from "../ir.ts";
-import { estimateTokens, loadTokenizer } from "../routing/estimate.ts";
-import { takesNative, type Dialect } from "../providers/provider.ts";
+import { takesNative, type Dialect, type Provider } from "../providers/provider.ts";
+import { estimateTokens } from "../routing/estimate.ts";
 import type { Live } from "../routing/live.ts";
-import { ordered } from "../routing/routes.ts";
+import type { Target } from "../routing/routes.ts";
+import type { CoreOptions } from "./chat.ts";
+import { createLoop } from "./loop.ts";
 
 export interface CountCall {
   request: ChatRequest;
@@ -18,28 +19,43 @@ export interface CountCall {
   endpoint?: string;
 }
 
+export interface Count {
+  tokens: number;
+  /** The tokenizer's estimate, not an upstream's count. */
+  estimate: boolean;
+  /** Where an upstream's count came from: the x-parley-* headers, as a chat's answer has them. */
+  headers?: Record<string, string>;
+}
+
+/** The route's upstream cannot count this request (no count of its own, or not for this model): the estimate answers. */
+const UNCOUNTABLE = new Error("no upstream count for this request");
+
 /**
- * Token counts: the upstream's own where its provider can count the client's body (the Anthropic
- * API's count_tokens, Bedrock Claude's CountTokens), trying the route's targets in order while each
- * can (Anthropic overloaded: Bedrock counts); else, or when none could, the tokenizer estimate
- * (`estimate: true`).
+ * Token counts, where the request itself would go, through the same loop as a chat (loop.ts):
+ * the upstream's own count where its provider can count the client's body (the Anthropic API's
+ * count_tokens, Bedrock Claude's CountTokens), retried with backoff, failing over to the next
+ * target (Anthropic overloaded: Bedrock counts) and keeping cooldowns; else, or when the calls
+ * fail, the tokenizer estimate (`estimate: true`). It is not a completion: no usage record.
  */
-export function createTokenCounter(config: Pick<Config, "defaultModel">, upstreams: Live) {
-  return async function count({ request, raw, dialect, headers, signal, key, endpoint }: CountCall): Promise<{ tokens: number; estimate: boolean }> {
-    const { router, providers } = upstreams.current();
+export function createTokenCounter(config: Pick<CoreOptions, "defaultModel" | "modelFallbacks">, upstreams: Live) {
+  const loop = createLoop({ modelFallbacks: config.modelFallbacks, upstreams });
+  return async function count({ request, raw, dialect, headers, signal, key, endpoint }: CountCall): Promise<Count> {
     const requested = request.model ?? config.defaultModel;
-    // Counted where the request itself would go.
-    if (router.countsTokens) await loadTokenizer();
-    const targets = requested ? ordered(router(requested, { request, headers, key, endpoint }), upstreams.cooldowns.cooling) : [];
-    for (const target of targets) {
-      const provider = await providers(target.upstream).catch(() => undefined);
-      const counter = provider?.countTokens?.[dialect];
-      if (!provider || !counter || !takesNative(provider, dialect, target.model, request.model, request.needsNative !== undefined)) break;
+    if (requested) {
+      const answer = async (provider: Provider, target: Target) => {
+        const counter = provider.countTokens?.[dialect];
+        if (!counter || !takesNative(provider, dialect, target.model, request.model, request.needsNative !== undefined)) throw UNCOUNTABLE;
+        return { tokens: await counter({ body: raw, model: target.model, requested, stream: false, signal, headers }) };
+      };
+      // Routed nowhere (an unknown model): that 404 stands; any failure after it, the estimate answers.
+      let routed = false;
       try {
-        return { tokens: await counter({ body: raw, model: target.model, requested: requested!, stream: false, signal, headers }), estimate: false };
+        const counted = await loop<{ tokens: number; headers?: Record<string, string> }>({
+          requested, facts: { request, headers, key, endpoint }, signal, answer, observe: (o) => void (routed = o.provider !== "-"),
+        });
+        return { tokens: counted.tokens, estimate: false, headers: counted.headers };
       } catch (error) {
-        if (signal.aborted) throw error;
-        if (!(error instanceof GatewayError)) throw error;
+        if (signal.aborted || !routed || (error !== UNCOUNTABLE && !(error instanceof GatewayError))) throw error;
       }
     }
     return { tokens: await estimateTokens(request), estimate: true };

@@ -4,18 +4,20 @@ import { decodeEmbeddingRequest, encodeEmbeddings } from "../wire/embeddings/cod
 import type { Upstream } from "../providers/kind.ts";
 import type { Provider } from "../providers/provider.ts";
 import type { Target } from "../routing/routes.ts";
-import { createRouted, firstByte } from "./routed.ts";
+import { firstByte } from "./first-byte.ts";
+import { createLoop } from "./loop.ts";
 
 const ENDPOINT = "POST /v1/embeddings";
 
 /**
- * `POST /v1/embeddings` (contract 18): routed by model id, retried and failed over as a chat is.
- * An OpenAI-compatible upstream gets the client's body as sent and its reply goes back byte for
- * byte; an upstream that converts (Bedrock's Titan and Cohere, the mock) answers vectors that are
- * written in OpenAI's shape, as floats or base64 as asked.
+ * `POST /v1/embeddings` (contract 18): routed by model id, retried and failed over as a chat is
+ * (loop.ts); this file says how one call to one target is answered. An OpenAI-compatible upstream
+ * gets the client's body as sent and its reply goes back byte for byte; an upstream that converts
+ * (Bedrock's Titan and Cohere, the mock) answers vectors that are written in OpenAI's shape, as
+ * floats or base64 as asked.
  */
 export function createEmbeddings({ config, upstreams }: Pick<ChatDeps, "config" | "upstreams">) {
-  const routed = createRouted({ config, upstreams });
+  const loop = createLoop({ modelFallbacks: config.modelFallbacks, upstreams });
   return async function embeddings(call: EndpointCall): Promise<ChatOutcome> {
     const request = decodeEmbeddingRequest(call.body);
     const requested = request.model;
@@ -38,7 +40,7 @@ export function createEmbeddings({ config, upstreams }: Pick<ChatDeps, "config" 
       return { kind: "json", body: encodeEmbeddings(result, requested, request.encoding) };
     };
 
-    return (await routed<Answer>({ requested, facts: { ...call.caller }, signal: call.signal, observe: call.observe, answer })) as ChatOutcome;
+    return (await loop<Answer>({ requested, facts: { ...call.caller }, signal: call.signal, observe: call.observe, answer })) as ChatOutcome;
   };
 }
 

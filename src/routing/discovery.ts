@@ -1,5 +1,4 @@
 import type { Database } from "bun:sqlite";
-import type { Config } from "../config.ts";
 import type { Logger } from "../log.ts";
 import { catalogue } from "../providers/catalogue.ts";
 import type { Upstream } from "../providers/kind.ts";
@@ -27,7 +26,15 @@ interface Known {
  * process or, after a restart, from SQLite); with none at all, the built-in catalogue stands in.
  * Never on a chat's path: routing asks `upstreamsOf`, a set lookup per upstream.
  */
-export function createDiscovery({ config, database, log, upstreams }: { config: Pick<Config, "modelsRefreshS" | "defaultModel" | "modelAliases">; database: () => Database; log: Logger; upstreams: () => readonly Upstream[] }) {
+/** What discovery reads of the configuration. */
+export interface DiscoveryOptions {
+  /** MODELS_REFRESH_S; 0 turns discovery off. */
+  modelsRefreshS: number;
+  defaultModel?: string;
+  modelAliases: ReadonlyMap<string, string>;
+}
+
+export function createDiscovery({ config, database, log, upstreams }: { config: DiscoveryOptions; database: () => Database; log: Logger; upstreams: () => readonly Upstream[] }) {
   const known = new Map<string, Known>();
   const failing = new Set<string>();
   let timer: Timer | undefined;

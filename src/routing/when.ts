@@ -57,8 +57,12 @@ export function readWhen(raw: unknown, fail: (key: string | undefined, message: 
 
 /** What a route's `when` reads of one request: the decoded request, and who sent it where. */
 export interface Facts {
-  /** Absent for embeddings: no stream, tools, thinking or images, and no tokens counted. */
-  request?: ChatRequest;
+  /**
+   * The request in the IR: a chat's is a getter that decodes it the first time a condition reads it
+   * (stream, tools, thinking, images, input_tokens_over), so a passthrough whose routes ask none is
+   * never decoded. Absent for embeddings: no stream, tools, thinking or images, and no tokens counted.
+   */
+  readonly request?: ChatRequest;
   /** The endpoint's path: `/v1/messages`, … */
   endpoint?: string;
   /** The API key's label. */

@@ -1,5 +1,5 @@
 import { afterAll, beforeEach, describe, expect, test } from "bun:test";
-import { backoff } from "../../src/core/attempts.ts";
+import { backoff } from "../../src/core/backoff.ts";
 import { GatewayError } from "../../src/errors.ts";
 import { testApp } from "../lib/app.ts";
 import { anthropicEvents } from "../lib/fake-bedrock.ts";

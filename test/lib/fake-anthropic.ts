@@ -46,6 +46,8 @@ export async function startFakeAnthropic() {
   const models = { list: [...FAKE_ANTHROPIC_MODELS], pageSize: 2, calls: 0 };
   /** While set, every Messages call answers with it (an outage), scripts or not; an error one, count_tokens too. */
   const outage: { script?: AnthropicScript } = {};
+  /** The next count_tokens calls answer these errors, in turn, before counting. */
+  const countErrors: Extract<AnthropicScript, { kind: "error" }>[] = [];
 
   const server = Bun.serve({
     hostname: "127.0.0.1",
@@ -60,7 +62,7 @@ export async function startFakeAnthropic() {
       const body = raw ? JSON.parse(raw) : {};
       received.push({ path: url.pathname, headers: request.headers, body, raw });
       if (url.pathname === "/v1/messages/count_tokens") {
-        const down = outage.script;
+        const down = outage.script ?? countErrors.shift();
         return down?.kind === "error" ? error(down.status, down.type, down.message) : Response.json({ input_tokens: countOf(raw) });
       }
       if (url.pathname !== "/v1/messages") return error(404, "not_found_error", `Not found: ${url.pathname}`);
@@ -118,9 +120,11 @@ export async function startFakeAnthropic() {
     ...controls,
     models,
     outage,
+    countErrors,
     reset() {
       controls.reset();
       delete outage.script;
+      countErrors.length = 0;
     },
     /** The next calls answer 529 overloaded_error (Anthropic's busy signal). */
     overloaded: (times = 1) => controls.next(...Array.from({ length: times }, () => ({ kind: "error" as const, status: 529, type: "overloaded_error", message: "Overloaded" }))),

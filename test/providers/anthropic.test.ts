@@ -90,6 +90,17 @@ describe("an Anthropic client to the anthropic kind: lossless", () => {
     expect(body.error.message).toContain("api_key in [upstreams.anthropic]");
   });
 
+  test("a passthrough is not decoded: a block parley cannot convert (an image from Anthropic's Files API) goes up as sent; a converted route refuses it", async () => {
+    const blocks = `[{"type":"image","source":{"type":"file","file_id":"file_011CNha8iCJcU1wXNR6q4V8w"}},{"type":"text","text":"What is this?"}]`;
+    const body = `{"model":"${MODEL}","max_tokens":100,"messages":[{"role":"user","content":${blocks}}]}`;
+    const response = await post("/v1/messages", body);
+    expect(response.status).toBe(200);
+    expect(gateway.anthropic.last().raw).toBe(body);
+    const converted = await post("/v1/messages", body.replace(MODEL, "gpt-4o"));
+    expect(converted.status).toBe(422);
+    expect((await converted.json()).error.message).toContain("messages[0].content[0].source");
+  });
+
   test("count_tokens is Anthropic's own count of the body as sent", async () => {
     const body = `{"model":"${MODEL}","messages":[{"role":"user","content":"Hello there"}]}`;
     const response = await post("/v1/messages/count_tokens", body);
