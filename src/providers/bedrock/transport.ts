@@ -27,7 +27,7 @@ export function createBedrockTransport(upstream: Declared<BedrockSettings>) {
     const accept = action.endsWith("stream") ? "application/vnd.amazon.eventstream" : "application/json";
     const signed = await auth.post(base.host, path, accept, body);
     const headers = extra || more ? { ...extra, ...more, ...signed } : signed;
-    // Bun's idle timeout for the socket: closes a call the gateway gave up on (see firstByte in chat.ts).
+    // Bun's idle timeout for the socket: closes a call the gateway gave up on (see core/first-byte.ts).
     const response = await (upstream.fetch ?? fetch)(base.origin + path, { method: "POST", headers, body, signal, timeout }).catch((error) => fetchFailed(up, error));
     if (!response.ok) throw await httpError(up, response);
     return response;

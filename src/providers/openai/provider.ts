@@ -23,7 +23,7 @@ export function createOpenAIProvider(upstream: Declared<OpenAISettings>): Provid
   const up: Upstream = { label: labelOf(upstream), url: shownUrl(settings.baseUrl), credentials: settingName(upstream, "api_key") };
   // Local OpenAI-compatible servers often need no key at all.
   const headers = { ...upstream.headers, authorization: `Bearer ${settings.apiKey ?? "none"}`, "content-type": "application/json", accept: "application/json, text/event-stream" };
-  // Bun's idle timeout for the socket: closes a call the gateway gave up on (see firstByte in chat.ts);
+  // Bun's idle timeout for the socket: closes a call the gateway gave up on (see core/first-byte.ts);
   // the silences of a stream are timed by streamedBody.
   const timeout = upstream.timeoutMs;
   const post = async (body: string, signal: AbortSignal, url = urls.chat) => {
