@@ -96,7 +96,7 @@ export function createLoop({ modelFallbacks, upstreams }: LoopOptions) {
         try {
           const provider = providers.loaded(target.upstream) ?? (await providers(target.upstream));
           free = provider.free === true;
-          await call.prepare?.();
+          if (call.prepare) await call.prepare();
           attempts++;
           since ??= performance.now();
           let outcome: T;

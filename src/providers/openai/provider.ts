@@ -27,11 +27,22 @@ export function createOpenAIProvider(upstream: Declared<OpenAISettings>): Provid
   // the silences of a stream are timed by streamedBody.
   const timeout = upstream.timeoutMs;
   const post = async (body: string, signal: AbortSignal, url = urls.chat) => {
-    const response = await (upstream.fetch ?? fetch)(url, { method: "POST", body, headers, signal, timeout }).catch((error) => fetchFailed(up, error));
+    let response: Response;
+    try {
+      response = await (upstream.fetch ?? fetch)(url, { method: "POST", body, headers, signal, timeout });
+    } catch (error) {
+      fetchFailed(up, error);
+    }
     if (!response.ok) throw upstreamErrorText(up, response.status, await response.text().catch(() => ""), response.headers.get("retry-after"));
     return response;
   };
-  const readBody = (response: Response) => response.text().catch((error) => fetchFailed(up, error, true));
+  const readBody = async (response: Response) => {
+    try {
+      return await response.text();
+    } catch (error) {
+      fetchFailed(up, error, true);
+    }
+  };
   /** The client's body as sent; the reply as the upstream wrote it, a JSON one checked first. */
   const passthrough = (url: string, check: (body: unknown, up: Upstream) => Usage | undefined) => async ({ body, stream, signal }: NativeCall): Promise<NativeReply> => {
     const response = await post(body, signal, url);

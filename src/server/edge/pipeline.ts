@@ -86,7 +86,9 @@ export function createPipeline(endpoints: Endpoint[], options: PipelineOptions) 
   /** A model call: tracked for usage, answered in the endpoint's framing. */
   async function tracked(endpoint: ModelEndpoint, request: Request, headers: Record<string, string>, log: RequestLog | undefined, params: string[], query: string): Promise<Response> {
     const signed = endpoint.signature?.signed(request) ? await readText(request, maxBody) : undefined;
-    const principal = (await admit(endpoint, request, signed, headers))!;
+    // Most keys are admitted at once: a promise only when a limit or a budget has to be asked.
+    const admitted = admit(endpoint, request, signed, headers)!;
+    const principal = admitted instanceof Promise ? await admitted : admitted;
     const raw = signed ?? (await readText(request, maxBody));
     const body = jsonObject(raw);
     const name = endpoint.recordAs ?? endpoint.path;
@@ -97,7 +99,13 @@ export function createPipeline(endpoints: Endpoint[], options: PipelineOptions) 
     const { input, output, headers: sent } = endpoint.call(body, request, query, params);
     const call: ChatCall = { input, output, headers: sent, body, raw, signal: request.signal, caller, observe, onDone, onBreak };
     if (wantsProgress(request, body, output)) return withProgress(chat, call, usage, (outcome) => answer(endpoint, outcome, body, headers, output), headers, log);
-    return answer(endpoint, await chat(call).then(usage.answered, usage.failed), body, headers, output);
+    let outcome: ChatOutcome;
+    try {
+      outcome = await chat(call);
+    } catch (error) {
+      throw usage.failed(error);
+    }
+    return answer(endpoint, usage.answered(outcome), body, headers, output);
   }
 
   /** Any other endpoint: its handler, given what it asked the pipeline to read. */
