@@ -36,3 +36,8 @@ export const limitOf = (budget: KeyBudget): number => budget.usd ?? budget.token
 export const toLedger = (unit: "usd" | "tokens", amount: number, round: (n: number) => number = Math.ceil) =>
   unit === "usd" ? round(amount * 1e6) : round(amount);
 export const fromLedger = (unit: "usd" | "tokens", amount: number) => (unit === "usd" ? amount / 1e6 : amount);
+
+/** A record as read (contract 19): with its budget's spend for the current period. */
+export async function withSpend<R extends { id: string; budget: KeyBudget | null }>(record: R, ledger: BudgetLedger): Promise<R & { spend?: Spend }> {
+  return record.budget ? { ...record, spend: await ledger.spend(record.id, record.budget) } : record;
+}
