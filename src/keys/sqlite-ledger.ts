@@ -2,6 +2,7 @@ import type { Database } from "bun:sqlite";
 import { fromLedger, limitOf, toLedger, unitOf, type BudgetLedger, type Reservation, type Reserved } from "./ledger.ts";
 import { periodAt } from "./period.ts";
 import { createKeyTables } from "./sqlite-schema.ts";
+import type { Sync } from "./store.ts";
 import type { Spend } from "./types.ts";
 
 /** A reservation not settled by then belonged to a request whose process died: it stops holding budget. */
@@ -13,7 +14,7 @@ export const RESERVATION_TTL_MS = 15 * 60_000;
  * turn, so spent + reserved never passes the budget. Overshoot comes only from a request that costs
  * more than it reserved (an input estimate under the real count), or that outlives the TTL.
  */
-export function createSqliteLedger(database: () => Database, ttlMs = RESERVATION_TTL_MS): BudgetLedger {
+export function createSqliteLedger(database: () => Database, ttlMs = RESERVATION_TTL_MS): Sync<BudgetLedger> {
   let statements: ReturnType<typeof prepare> | undefined;
   const s = () => (statements ??= prepare(database()));
 

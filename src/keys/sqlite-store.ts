@@ -2,7 +2,7 @@ import type { Database } from "bun:sqlite";
 import { notFound, validationError } from "../errors.ts";
 import { createKeyTables } from "./sqlite-schema.ts";
 import { hashSecret, newKeyId, newSecret, PREFIX_LENGTH } from "./secret.ts";
-import type { KeySnapshot, KeyStore } from "./store.ts";
+import type { KeySnapshot, KeyStore, Sync } from "./store.ts";
 import type { AuditEntry, Issued, KeyChanges, KeyFields, KeyRecord } from "./types.ts";
 
 interface Row {
@@ -35,7 +35,7 @@ export interface SqliteKeyStoreOptions {
  * one for the lookup, whose `PRAGMA data_version` then moves with every commit of another
  * connection, this process's writer included, so a change on any worker is seen at the next request.
  */
-export function createSqliteKeyStore(open: () => Database, options: SqliteKeyStoreOptions = {}): KeyStore {
+export function createSqliteKeyStore(open: () => Database, options: SqliteKeyStoreOptions = {}): Sync<KeyStore> {
   let writer: ReturnType<typeof prepareWriter> | undefined;
   let reader: ReturnType<typeof prepareReader> | undefined;
   let seenDataVersion = -1;

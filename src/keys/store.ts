@@ -51,3 +51,6 @@ export interface KeyStore {
   touch(used: ReadonlyMap<string, number>): MaybePromise<void>;
   close(): void;
 }
+
+/** An implementation that answers at once (SQLite): the same methods, without promises. */
+export type Sync<T> = { [K in keyof T]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Awaited<R> : T[K] };

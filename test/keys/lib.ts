@@ -17,7 +17,7 @@ export function keysIn(options: SqliteKeyStoreOptions = {}, dataDir = mkdtempSyn
     store,
     ledger,
     db,
-    create: (body: Record<string, unknown>) => store.create(checkNewKey(body), "main") as Awaited<ReturnType<typeof store.create>>,
+    create: (body: Record<string, unknown>) => store.create(checkNewKey(body), "main"),
     [Symbol.dispose]() {
       store.close();
       db.close();

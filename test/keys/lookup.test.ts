@@ -39,8 +39,8 @@ describe("the key lookup", () => {
     const lookup = createKeyLookup(keys.store);
     const a = keys.create({ name: "a" });
     const b = keys.create({ name: "b" });
-    const aNew = keys.store.rotate(a.id, 0, "main") as { key: string };
-    const bNew = keys.store.rotate(b.id, 1, "main") as { key: string };
+    const aNew = keys.store.rotate(a.id, 0, "main");
+    const bNew = keys.store.rotate(b.id, 1, "main");
     expect(lookup.identify(a.key)).toMatchObject({ ok: false, reason: "rotated" });
     expect(lookup.identify(aNew.key)).toMatchObject({ ok: true, key: { id: a.id } });
     expect(lookup.identify(b.key)).toMatchObject({ ok: true, key: { id: b.id } });
@@ -86,12 +86,12 @@ describe("the key lookup", () => {
     expect(keys.store.changes()).toBeUndefined();
     expect(keys.store.changes()).toBeUndefined();
 
-    expect((keys.store.find(key.id) as { last_used_at: number | null }).last_used_at).toBeNull();
+    expect(keys.store.find(key.id)!.last_used_at).toBeNull();
     for (let i = 0; i < 100; i++) lookup.identify(key.key);
     // Not by the requests: by the next flush (a timer, or here the app stopping).
-    expect((keys.store.find(key.id) as { last_used_at: number | null }).last_used_at).toBeNull();
+    expect(keys.store.find(key.id)!.last_used_at).toBeNull();
     await lookup.flush();
-    expect((keys.store.find(key.id) as { last_used_at: number | null }).last_used_at).toBeCloseTo(Date.now() / 1000, -1);
+    expect(keys.store.find(key.id)!.last_used_at).toBeCloseTo(Date.now() / 1000, -1);
     // Touching is not a change of the keys.
     expect(keys.store.changes()).toBeUndefined();
   });

@@ -23,8 +23,7 @@ describe("the key store", () => {
     expect(issued.id).toMatch(/^key_[A-Za-z0-9]{16}$/);
 
     // Reads never carry the secret; the database holds its hash and nothing more of it.
-    const read = keys.store.find(issued.id) as Record<string, unknown>;
-    expect(read.key).toBeUndefined();
+    expect(keys.store.find(issued.id)).not.toHaveProperty("key");
     expect(JSON.stringify(keys.store.list())).not.toContain(issued.key);
     const row = keys.db.query<{ hash: string }, []>("SELECT hash FROM keys").get()!;
     expect(row.hash).toBe(hashSecret(issued.key));
@@ -65,7 +64,7 @@ describe("the key store", () => {
   test("update changes only what it names; null clears", () => {
     using keys = keysIn();
     const key = keys.create({ name: "app", models: ["gpt-*"], rpm: 10, metadata: { a: "1" } });
-    const updated = keys.store.update(key.id, checkChanges({ models: null, tpm: 1000, disabled: true }), "main") as Record<string, unknown>;
+    const updated = keys.store.update(key.id, checkChanges({ models: null, tpm: 1000, disabled: true }), "main");
     expect(updated).toMatchObject({ name: "app", models: null, rpm: 10, tpm: 1000, disabled: true, metadata: { a: "1" }, prefix: key.prefix });
     expect(failure(() => keys.store.update("key_0000000000000000", {}, "main")).status).toBe(404);
   });
@@ -73,7 +72,7 @@ describe("the key store", () => {
   test("revoke, then every change of it is refused; revoking again changes nothing", () => {
     using keys = keysIn();
     const key = keys.create({ name: "leaked" });
-    const revoked = keys.store.revoke(key.id, "main") as { revoked_at: number | null };
+    const revoked = keys.store.revoke(key.id, "main");
     expect(revoked.revoked_at).toBeNumber();
     expect(keys.store.revoke(key.id, "main")).toEqual(revoked);
     expect(failure(() => keys.store.update(key.id, { rpm: 5 }, "main")).status).toBe(404);
@@ -85,7 +84,7 @@ describe("the key store", () => {
   test("rotate issues a new secret with a new prefix", () => {
     using keys = keysIn();
     const key = keys.create({ name: "desktop" });
-    const rotated = keys.store.rotate(key.id, 3600, "main") as { key: string; prefix: string; id: string };
+    const rotated = keys.store.rotate(key.id, 3600, "main");
     expect(rotated.key).not.toBe(key.key);
     expect(rotated.id).toBe(key.id);
     expect(rotated.prefix).toBe(rotated.key.slice(0, 10));
@@ -96,10 +95,10 @@ describe("the key store", () => {
     using keys = keysIn();
     const key = keys.create({ name: "ci", budget: { tokens: 1000, period: "month" } });
     keys.store.update(key.id, { rpm: 60 }, "ops");
-    const rotated = keys.store.rotate(key.id, 60, "ops") as { key: string };
+    const rotated = keys.store.rotate(key.id, 60, "ops");
     keys.store.revoke(key.id, "main");
     keys.store.addAudit("main", "reload", null, { upstreams: 2 });
-    const log = keys.store.audit() as { actor: string; action: string; target: string | null; detail: Record<string, unknown> }[];
+    const log = keys.store.audit();
     expect(log.map((e) => [e.actor, e.action, e.target])).toEqual([
       ["main", "reload", null], ["main", "key.revoke", key.id], ["ops", "key.rotate", key.id], ["ops", "key.update", key.id], ["main", "key.create", key.id],
     ]);
@@ -109,7 +108,7 @@ describe("the key store", () => {
       expect(raw).not.toContain(secret.slice(3));
       expect(raw).not.toContain(hashSecret(secret));
     }
-    expect((keys.store.audit({ limit: 2 }) as unknown[]).length).toBe(2);
+    expect(keys.store.audit({ limit: 2 }).length).toBe(2);
   });
 
   test("secrets are drawn without bias over [A-Za-z0-9]", () => {
