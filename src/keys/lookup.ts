@@ -54,12 +54,13 @@ export interface LookupOptions {
  */
 export function createKeyLookup(store: KeyStore, options: LookupOptions = {}) {
   const fixed = [...(options.fixed ?? [])];
-  let entries = new Map<string, Entry>();
+  let entries = build({ keys: [], retired: [] }, fixed);
   let used = new Map<string, number>();
   let timer: Timer | undefined;
+  let complainedAt = 0;
 
   function identify(presented: string): Verdict | undefined {
-    const snapshot = store.changes();
+    const snapshot = changes();
     if (snapshot) entries = build(snapshot, fixed);
     const entry = entries.get(hashSecret(presented));
     if (!entry) return undefined;
@@ -74,6 +75,20 @@ export function createKeyLookup(store: KeyStore, options: LookupOptions = {}) {
       }
     }
     return { ok: true, key: entry.key };
+  }
+
+  /** The database unreadable (contract 21): the keys last known stay in force, and the log says so once a minute. */
+  function changes(): KeySnapshot | undefined {
+    try {
+      return store.changes();
+    } catch (error) {
+      const now = Date.now();
+      if (now - complainedAt >= 60_000) {
+        complainedAt = now;
+        options.log?.warn("keys cannot be read; the last known keys stay in force:", error);
+      }
+      return undefined;
+    }
   }
 
   async function flush(): Promise<void> {

@@ -65,13 +65,19 @@ export function createSqliteKeyStore(open: () => Database, options: SqliteKeySto
 
   function prepareReader(db: Database) {
     w();
-    return {
+    const statements = {
       db,
       dataVersion: db.query<{ data_version: number }, []>("PRAGMA data_version"),
       version: db.query<{ version: number }, []>("SELECT version FROM key_changes WHERE one = 1"),
       keys: db.query<Row, []>("SELECT * FROM keys"),
       retired: db.query<{ hash: string; key_id: string; until: number }, []>("SELECT * FROM key_retired_hashes"),
     };
+    // One read transaction: the keys and the retired hashes of the same commit.
+    const snapshot = db.transaction((): KeySnapshot => ({
+      keys: statements.keys.all().map((row) => ({ hash: row.hash, record: recordOf(row) })),
+      retired: statements.retired.all().map((row) => ({ hash: row.hash, keyId: row.key_id, until: row.until })),
+    }));
+    return { ...statements, snapshot: () => snapshot() };
   }
 
   const immediate = <T>(work: () => T): T => w().db.transaction(work).immediate();
@@ -177,10 +183,7 @@ export function createSqliteKeyStore(open: () => Database, options: SqliteKeySto
       const version = r.version.get()!.version;
       if (version === seenVersion) return undefined;
       seenVersion = version;
-      return {
-        keys: r.keys.all().map((row) => ({ hash: row.hash, record: recordOf(row) })),
-        retired: r.retired.all().map((row) => ({ hash: row.hash, keyId: row.key_id, until: row.until })),
-      };
+      return r.snapshot();
     },
 
     touch(used) {

@@ -95,4 +95,26 @@ describe("the key lookup", () => {
     // Touching is not a change of the keys.
     expect(keys.store.changes()).toBeUndefined();
   });
+
+  test("with the database unreadable, env keys and the last known keys stay in force", () => {
+    using keys = keysIn();
+    const key = keys.create({ name: "known" });
+    let down = false;
+    const store = { ...keys.store, changes: () => (down ? failing() : keys.store.changes()) };
+    const env: ActiveKey = { id: null, label: "main", source: "env", scopes: new Set(["chat"]), allowsModel: null, routes: null, upstreams: null, budget: null, rpm: null, tpm: null };
+    const warnings: unknown[] = [];
+    const lookup = createKeyLookup(store, { fixed: [[hashSecret("sk-env-0123456789abcdef"), env]], log: { warn: (...args: unknown[]) => warnings.push(args) } as never });
+    expect(lookup.identify(key.key)?.ok).toBe(true);
+    down = true;
+    expect(lookup.identify(key.key)?.ok).toBe(true);
+    expect(lookup.identify(key.key)?.ok).toBe(true);
+    expect(warnings.length).toBe(1);
+
+    const fresh = createKeyLookup(store, { fixed: [[hashSecret("sk-env-0123456789abcdef"), env]] });
+    expect(fresh.identify("sk-env-0123456789abcdef")).toEqual({ ok: true, key: env });
+  });
 });
+
+function failing(): never {
+  throw new Error("SQLITE_IOERR: disk I/O error");
+}
