@@ -11,7 +11,7 @@ const WINDOW_MS = 60_000;
 export function createKeyRpm<Decision>(makeLimiter: (rpm: number) => (bucket: string) => Decision) {
   const byRpm = new Map<number, (bucket: string) => Decision>();
   return function check(key: ActiveKey): Decision | undefined {
-    if (key.rpm === null || key.id === null) return undefined;
+    if (key.rpm === null) return undefined;
     let limiter = byRpm.get(key.rpm);
     if (!limiter) byRpm.set(key.rpm, (limiter = makeLimiter(key.rpm)));
     return limiter(`key:${key.id}`);
@@ -49,14 +49,14 @@ export function createKeyTpm(database: () => Database) {
   return {
     /** Undefined for a key without tpm. */
     check(key: ActiveKey, now = Date.now()): TpmDecision | undefined {
-      if (key.tpm === null || key.id === null) return undefined;
+      if (key.tpm === null) return undefined;
       const window = Math.floor(now / WINDOW_MS);
       const used = s().read.get({ key_id: key.id, window })?.count ?? 0;
       return { allowed: used < key.tpm, limit: key.tpm, used, reset: ((window + 1) * WINDOW_MS) / 1000 };
     },
     /** Adds what a finished request used (every token it was billed). */
     add(key: ActiveKey, tokens: number, now = Date.now()): void {
-      if (key.tpm === null || key.id === null || tokens <= 0) return;
+      if (key.tpm === null || tokens <= 0) return;
       s().add.run({ key_id: key.id, window: Math.floor(now / WINDOW_MS), n: tokens });
     },
   };

@@ -6,8 +6,8 @@ import type { KeyBudget, KeyRecord, KeyScope } from "./types.ts";
 
 /** A key as a request needs it: what it may do, compiled once per change of the keys. */
 export interface ActiveKey {
-  /** A runtime key's id; null for an env key. */
-  id: string | null;
+  /** A runtime key's id; `env:<label>` for an env key (what its budget is counted under). */
+  id: string;
   /** The non-secret name usage records, budgets and rate limits use (contract 12). */
   label: string;
   source: "env" | "runtime";
@@ -67,7 +67,7 @@ export function createKeyLookup(store: KeyStore, options: LookupOptions = {}) {
     const now = Date.now();
     const reason = entry.refusal ?? (entry.until !== undefined && now >= entry.until ? "rotated" : now >= entry.expiresAt ? "expired" : undefined);
     if (reason) return { ok: false, reason, message: MESSAGES[reason](entry.key.label) };
-    if (entry.key.id !== null) {
+    if (entry.key.source === "runtime") {
       used.set(entry.key.id, now);
       if (!timer) {
         timer = setTimeout(flush, TOUCH_EVERY_MS);

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { createKeyLookup, type ActiveKey } from "../../src/keys/lookup.ts";
+import { envKeys } from "../../src/keys/env-keys.ts";
 import { hashSecret } from "../../src/keys/secret.ts";
 import { keysIn } from "./lib.ts";
 
@@ -55,8 +56,11 @@ describe("the key lookup", () => {
 
   test("env keys share the map", () => {
     using keys = keysIn();
-    const env: ActiveKey = { id: null, label: "main", source: "env", scopes: new Set(["chat", "admin"]), allowsModel: null, routes: null, upstreams: null, budget: null, rpm: null, tpm: null };
-    const lookup = createKeyLookup(keys.store, { fixed: [[hashSecret("sk-env-0123456789abcdef"), env]] });
+    const fixed = envKeys([{ key: "sk-env-0123456789abcdef", label: "main", scopes: ["chat", "admin"] }, { key: "sk-ci-0123456789abcdef", label: "ci", scopes: ["chat"], budget: { unit: "usd", amount: 2 } }]);
+    const env = fixed[0]![1];
+    expect(env).toMatchObject({ id: "env:main", label: "main", source: "env", scopes: new Set(["chat", "admin"]), allowsModel: null, budget: null, rpm: null });
+    expect(fixed[1]![1]).toMatchObject({ id: "env:ci", budget: { usd: 2, period: "day" } });
+    const lookup = createKeyLookup(keys.store, { fixed });
     expect(lookup.identify("sk-env-0123456789abcdef")).toEqual({ ok: true, key: env });
     keys.create({ name: "x" });
     expect(lookup.identify("sk-env-0123456789abcdef")).toEqual({ ok: true, key: env });
@@ -101,7 +105,7 @@ describe("the key lookup", () => {
     const key = keys.create({ name: "known" });
     let down = false;
     const store = { ...keys.store, changes: () => (down ? failing() : keys.store.changes()) };
-    const env: ActiveKey = { id: null, label: "main", source: "env", scopes: new Set(["chat"]), allowsModel: null, routes: null, upstreams: null, budget: null, rpm: null, tpm: null };
+    const env: ActiveKey = { id: "env:main", label: "main", source: "env", scopes: new Set(["chat"]), allowsModel: null, routes: null, upstreams: null, budget: null, rpm: null, tpm: null };
     const warnings: unknown[] = [];
     const lookup = createKeyLookup(store, { fixed: [[hashSecret("sk-env-0123456789abcdef"), env]], log: { warn: (...args: unknown[]) => warnings.push(args) } as never });
     expect(lookup.identify(key.key)?.ok).toBe(true);
