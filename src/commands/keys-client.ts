@@ -50,10 +50,11 @@ export function adminClient(url: string | undefined) {
     send,
     /** A key's id, from its id or its name (the server's list names both). */
     async resolve(idOrName: string): Promise<string> {
-      const { data } = await send<{ data: { id: string | null; name: string }[] }>("GET", "/keys");
-      const found = data.find((key) => key.id === idOrName) ?? data.find((key) => key.name === idOrName);
+      const { data } = await send<{ data: { id: string | null; name: string; source?: string; revoked_at?: number | null }[] }>("GET", "/keys");
+      // A live key's name wins over a revoked key's of the same name.
+      const found = data.find((key) => key.id === idOrName) ?? data.find((key) => key.name === idOrName && !key.revoked_at) ?? data.find((key) => key.name === idOrName);
       if (!found) throw new AdminFailed(`no key named or with the id '${idOrName}' at ${base} (parley keys list shows them)`);
-      if (found.id === null) throw new AdminFailed(`'${found.name}' is set in the environment (API_KEY or API_KEYS): change it there`);
+      if (found.source === "env" || !found.id) throw new AdminFailed(`'${found.name}' is set in the environment (API_KEY or API_KEYS): change it there`);
       return found.id;
     },
   };

@@ -33,13 +33,14 @@ export interface TpmDecision {
  */
 export function createKeyTpm(database: () => Database) {
   let statements: ReturnType<typeof prepare> | undefined;
+  let prunedBefore = 0;
   const s = () => (statements ??= prepare(database()));
 
   function prepare(db: Database) {
     db.run(`CREATE TABLE IF NOT EXISTS key_tokens (
       key_id TEXT NOT NULL, window INTEGER NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (key_id, window)) WITHOUT ROWID`);
-    db.query("DELETE FROM key_tokens WHERE window < $window").run({ window: Math.floor(Date.now() / WINDOW_MS) - 1 });
     return {
+      prune: db.query("DELETE FROM key_tokens WHERE window < $window"),
       read: db.query<{ count: number }, { key_id: string; window: number }>("SELECT count FROM key_tokens WHERE key_id = $key_id AND window = $window"),
       add: db.query(`INSERT INTO key_tokens (key_id, window, count) VALUES ($key_id, $window, $n)
         ON CONFLICT (key_id, window) DO UPDATE SET count = count + $n`),
@@ -57,7 +58,13 @@ export function createKeyTpm(database: () => Database) {
     /** Adds what a finished request used (every token it was billed). */
     add(key: ActiveKey, tokens: number, now = Date.now()): void {
       if (key.tpm === null || tokens <= 0) return;
-      s().add.run({ key_id: key.id, window: Math.floor(now / WINDOW_MS), n: tokens });
+      const window = Math.floor(now / WINDOW_MS);
+      s().add.run({ key_id: key.id, window, n: tokens });
+      // Once a minute, the windows before the last go.
+      if (window > prunedBefore) {
+        prunedBefore = window;
+        s().prune.run({ window: window - 1 });
+      }
     },
   };
 }

@@ -45,6 +45,7 @@ export interface KeyStore {
    * The hot path's question, answered synchronously and cheaply: every key, when they changed since
    * the last call (on any worker or gateway sharing the store), else undefined. The first call
    * always answers. An async store refreshes in the background and answers from what it last read.
+   * One consumer per store instance (the lookup): a snapshot is handed out once.
    */
   changes(): KeySnapshot | undefined;
   /** When keys were last used (Unix ms by id), written in batches; not a change of the keys. */
