@@ -1,5 +1,6 @@
 import type { Database } from "bun:sqlite";
 import type { ActiveKey } from "./lookup.ts";
+import { createKeyTables } from "./sqlite-schema.ts";
 
 const WINDOW_MS = 60_000;
 
@@ -37,8 +38,7 @@ export function createKeyTpm(database: () => Database) {
   const s = () => (statements ??= prepare(database()));
 
   function prepare(db: Database) {
-    db.run(`CREATE TABLE IF NOT EXISTS key_tokens (
-      key_id TEXT NOT NULL, window INTEGER NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (key_id, window)) WITHOUT ROWID`);
+    createKeyTables(db);
     return {
       prune: db.query("DELETE FROM key_tokens WHERE window < $window"),
       read: db.query<{ count: number }, { key_id: string; window: number }>("SELECT count FROM key_tokens WHERE key_id = $key_id AND window = $window"),

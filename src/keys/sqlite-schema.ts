@@ -24,5 +24,7 @@ export function createKeyTables(db: Database): void {
     db.run(`CREATE TABLE IF NOT EXISTS key_reservations (
       id INTEGER PRIMARY KEY, key_id TEXT NOT NULL, period TEXT NOT NULL, unit TEXT NOT NULL, amount INTEGER NOT NULL, expires INTEGER NOT NULL)`);
     db.run("CREATE INDEX IF NOT EXISTS key_reservations_key ON key_reservations (key_id, period, unit)");
+    db.run(`CREATE TABLE IF NOT EXISTS key_tokens (
+      key_id TEXT NOT NULL, window INTEGER NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (key_id, window)) WITHOUT ROWID`);
   }).immediate();
 }
