@@ -1,4 +1,4 @@
-import type { Tokens } from "../usage/prices.ts";
+import type { Price, Tokens } from "../usage/prices.ts";
 import { charge, reservationCharge, type Pricing } from "./charge.ts";
 import type { BudgetLedger, Reserved } from "./ledger.ts";
 import type { ActiveKey } from "./lookup.ts";
@@ -8,8 +8,11 @@ import type { KeyBudget } from "./types.ts";
 export interface Hold {
   /** The reservation was counted at $0: the model has no price. */
   unpriced: boolean;
-  /** `model` is the one that answered (after fallbacks); null tokens: the call cost nothing it reported. */
-  settle(model: string, tokens: Tokens | null): Promise<void>;
+  /**
+   * `model` is the one that answered (after fallbacks); null tokens: the call cost nothing it
+   * reported. `price`, when given, is the one the usage record used (FREE for a free upstream).
+   */
+  settle(model: string, tokens: Tokens | null, price?: Price): Promise<void>;
 }
 
 export type Admission =
@@ -33,10 +36,11 @@ export function createBudgetGate(ledger: BudgetLedger, pricing: Pricing) {
       ok: true,
       hold: {
         unpriced,
-        async settle(answered, tokens) {
+        async settle(answered, tokens, price) {
           if (settled) return;
           settled = true;
-          await ledger.settle(reserved.reservation, tokens ? charge(budget, answered, tokens, pricing.priceOf).amount : 0);
+          const priceOf = price ? () => price : pricing.priceOf;
+          await ledger.settle(reserved.reservation, tokens ? charge(budget, answered, tokens, priceOf).amount : 0);
         },
       },
     };

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { createBudgetGate } from "../../src/keys/budget-gate.ts";
 import { activeKey } from "../../src/keys/lookup.ts";
 import { forbidden, mayReach } from "../../src/keys/permits.ts";
-import type { Price } from "../../src/usage/prices.ts";
+import { FREE, type Price } from "../../src/usage/prices.ts";
 import { keysIn } from "./lib.ts";
 
 const PRICES = new Map<string, Price>([["claude-x", { input: 3, output: 15 }], ["cheap", { input: 0.1, output: 0.4 }]]);
@@ -45,7 +45,11 @@ describe("the budget gate", () => {
     await first.hold.settle("cheap", { input: 1000, output: 500, cacheRead: 0, cacheWrite: 0 });
     await first.hold.settle("cheap", { input: 1000, output: 500, cacheRead: 0, cacheWrite: 0 });
     expect(keys.ledger.spend(key.id, key.budget!, NOON)).toMatchObject({ used: 0.0003, reserved: 0 });
-    expect((await gate(key, "claude-x", 1000, 4000, NOON)).ok).toBe(true);
+    const third = await gate(key, "claude-x", 1000, 4000, NOON);
+    if (!third.ok || !third.hold) throw new Error("expected a hold");
+    // A free upstream (the mock) answered: the usage record's price, not the table's.
+    await third.hold.settle("claude-x", { input: 1000, output: 4000, cacheRead: 0, cacheWrite: 0 }, FREE);
+    expect(keys.ledger.spend(key.id, key.budget!, NOON)).toMatchObject({ used: 0.0003, reserved: 0 });
   });
 
   test("a request bigger than the whole budget says to lower max_tokens; a failed call releases its hold", async () => {
