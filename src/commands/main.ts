@@ -15,6 +15,7 @@ const main = defineCommand({
     upstreams: () => import("./upstreams.ts").then((m) => m.default),
     routes: () => import("./routes.ts").then((m) => m.default),
     cassettes: () => import("./cassettes.ts").then((m) => m.default),
+    keys: () => import("./keys.ts").then((m) => m.default),
   },
 });
 
