@@ -59,7 +59,8 @@ export function readOtelConfig(env: Env, serviceVersion?: string): { config: Ote
     metricTimeoutMs: int("OTEL_METRIC_EXPORT_TIMEOUT", 30000, 1),
     captureContent: truthy(env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT),
   };
-  return { config, warnings };
+  // Both signals read the shared variables: one warning each, not one per signal.
+  return { config, warnings: [...new Set(warnings)] };
 }
 
 /** A signal's endpoint: its own variable as a full URL, else the base endpoint plus the signal's path. */
