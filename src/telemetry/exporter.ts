@@ -97,7 +97,7 @@ export class MetricExporter {
   }
 
   private async send(): Promise<void> {
-    if (!this.metrics.all.some((h) => h.points.size)) return;
+    if (!this.metrics.all.some((h) => h.points.length)) return;
     const t = now();
     const body = this.signal.protocol === "http/json" ? metricsToJson(this.origin, this.metrics, t) : metricsToProto(this.origin, this.metrics, t);
     if (!(await post(this.signal, body, Math.min(this.signal.timeoutMs, this.config.metricTimeoutMs)))) this.stats.failedMetricExports++;

@@ -16,7 +16,9 @@ export interface HistogramPoint {
 }
 
 export class Histogram {
-  readonly points = new Map<string, HistogramPoint>();
+  readonly points: HistogramPoint[] = [];
+  // Series looked up by their values, one Map per attribute: no key string is built per record.
+  private readonly series = new Map<AttributeValue | undefined, unknown>();
 
   constructor(
     readonly name: keyof typeof BUCKETS,
@@ -28,13 +30,23 @@ export class Histogram {
     return BUCKETS[this.name];
   }
 
-  record(value: number, attrs: (readonly [string, AttributeValue | undefined])[]): void {
-    const present = attrs.filter((a): a is readonly [string, AttributeValue] => a[1] !== undefined);
-    const key = present.map((a) => a[1]).join("\u0001") + "\u0002" + present.map((a) => a[0]).join("\u0001");
-    let point = this.points.get(key);
+  /** `values` line up with `names`; an undefined value leaves its attribute out of the series. */
+  record(value: number, names: readonly string[], values: readonly (AttributeValue | undefined)[]): void {
+    // Each histogram is recorded from one place with one list of names, so the values alone key a series.
+    let node = this.series;
+    const last = values.length - 1;
+    for (let i = 0; i < last; i++) {
+      let next = node.get(values[i]) as Map<AttributeValue | undefined, unknown> | undefined;
+      if (!next) node.set(values[i], (next = new Map()));
+      node = next;
+    }
+    let point = node.get(values[last]) as HistogramPoint | undefined;
     if (!point) {
-      point = { attrs: present, counts: new Array(this.bounds.length + 1).fill(0), count: 0, sum: 0, min: value, max: value };
-      this.points.set(key, point);
+      const attrs: (readonly [string, AttributeValue])[] = [];
+      values.forEach((v, i) => v !== undefined && attrs.push([names[i]!, v]));
+      point = { attrs, counts: new Array(this.bounds.length + 1).fill(0), count: 0, sum: 0, min: value, max: value };
+      node.set(values[last], point);
+      this.points.push(point);
     }
     let i = 0;
     const bounds = this.bounds;
@@ -63,21 +75,23 @@ export class GenAiMetrics {
    */
   observe(span: SpanData): void {
     const a = span.attrs;
-    const common = [
-      [ATTR.operation, a.get(ATTR.operation)],
-      [ATTR.provider, a.get(ATTR.provider)],
-      [ATTR.requestModel, a.get(ATTR.requestModel)],
-      [ATTR.responseModel, a.get(ATTR.responseModel)],
-    ] as const;
+    const op = a.get(ATTR.operation);
+    const provider = a.get(ATTR.provider);
+    const model = a.get(ATTR.requestModel);
+    const answered = a.get(ATTR.responseModel);
     if (span.kind === SPAN_KIND_SERVER) {
-      if (span.firstTokenMs && span.statusCode !== STATUS_ERROR) this.timeToFirstToken.record((span.firstTokenMs - span.startMs) / 1000, [...common]);
+      if (span.firstTokenMs && span.statusCode !== STATUS_ERROR) this.timeToFirstToken.record((span.firstTokenMs - span.startMs) / 1000, COMMON, [op, provider, model, answered]);
       return;
     }
     if (span.kind !== SPAN_KIND_CLIENT) return;
-    this.duration.record((span.endMs - span.startMs) / 1000, [...common, [ATTR.serverAddress, a.get(ATTR.serverAddress)], [ATTR.errorType, a.get(ATTR.errorType)]]);
+    this.duration.record((span.endMs - span.startMs) / 1000, DURATION, [op, provider, model, answered, a.get(ATTR.serverAddress), a.get(ATTR.errorType)]);
     const input = a.get(ATTR.inputTokens);
     const output = a.get(ATTR.outputTokens);
-    if (typeof input === "number") this.tokenUsage.record(input, [...common, [ATTR.tokenType, "input"]]);
-    if (typeof output === "number") this.tokenUsage.record(output, [...common, [ATTR.tokenType, "output"]]);
+    if (typeof input === "number") this.tokenUsage.record(input, TOKENS, [op, provider, model, answered, "input"]);
+    if (typeof output === "number") this.tokenUsage.record(output, TOKENS, [op, provider, model, answered, "output"]);
   }
 }
+
+const COMMON = [ATTR.operation, ATTR.provider, ATTR.requestModel, ATTR.responseModel];
+const DURATION = [...COMMON, ATTR.serverAddress, ATTR.errorType];
+const TOKENS = [...COMMON, ATTR.tokenType];

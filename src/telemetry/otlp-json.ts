@@ -46,14 +46,14 @@ export function metricsToJson(origin: Origin, metrics: GenAiMetrics, nowMs: numb
           {
             scope: origin.scope,
             metrics: metrics.all
-              .filter((h) => h.points.size)
+              .filter((h) => h.points.length)
               .map((h) => ({
                 name: h.name,
                 description: h.description,
                 unit: h.unit,
                 histogram: {
                   aggregationTemporality: 2,
-                  dataPoints: [...h.points.values()].map((p) => ({
+                  dataPoints: h.points.map((p) => ({
                     attributes: attributes(p.attrs),
                     startTimeUnixNano,
                     timeUnixNano,

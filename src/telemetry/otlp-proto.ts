@@ -39,10 +39,10 @@ export function metricsToProto(origin: Origin, metrics: GenAiMetrics, nowMs: num
   const start = nanos(metrics.startMs);
   const time = nanos(nowMs);
   for (const h of metrics.all) {
-    if (!h.points.size) continue;
+    if (!h.points.length) continue;
     w.fork(2).string(1, h.name).string(2, h.description).string(3, h.unit);
     w.fork(9); // Histogram
-    for (const p of h.points.values()) {
+    for (const p of h.points) {
       w.fork(1);
       for (const [k, v] of p.attrs) keyValue(w, 9, k, v);
       w.fixed64(2, start).fixed64(3, time).fixed64(4, BigInt(p.count)).double(5, p.sum);
