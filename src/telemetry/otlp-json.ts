@@ -22,8 +22,8 @@ export function tracesToJson(origin: Origin, spans: readonly SpanData[]): string
               flags: s.otlpFlags,
               name: s.name,
               kind: s.kind,
-              startTimeUnixNano: String(nanos(s.startMs)),
-              endTimeUnixNano: String(nanos(s.endMs)),
+              startTimeUnixNano: nanos(s.startMs),
+              endTimeUnixNano: nanos(s.endMs),
               attributes: attributes(s.attrs),
               ...(s.statusCode ? { status: { code: s.statusCode, ...(s.statusMessage ? { message: s.statusMessage } : {}) } } : {}),
             })),
@@ -36,8 +36,8 @@ export function tracesToJson(origin: Origin, spans: readonly SpanData[]): string
 }
 
 export function metricsToJson(origin: Origin, metrics: GenAiMetrics, nowMs: number): string {
-  const startTimeUnixNano = String(nanos(metrics.startMs));
-  const timeUnixNano = String(nanos(nowMs));
+  const startTimeUnixNano = nanos(metrics.startMs);
+  const timeUnixNano = nanos(nowMs);
   return JSON.stringify({
     resourceMetrics: [
       {

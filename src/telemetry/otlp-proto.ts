@@ -9,8 +9,11 @@ export interface Origin {
   scope: { name: string; version: string };
 }
 
-/** Milliseconds since the epoch (with microseconds) as nanoseconds, exactly. */
-export const nanos = (ms: number) => BigInt(Math.round(ms * 1000)) * 1000n;
+/** Milliseconds since the epoch (with microseconds) as whole microseconds. */
+const micros = (ms: number) => Math.round(ms * 1000);
+
+/** The same as a decimal string of nanoseconds, for OTLP/JSON. */
+export const nanos = (ms: number) => `${micros(ms)}000`;
 
 export function tracesToProto(origin: Origin, spans: readonly SpanData[]): Uint8Array {
   const w = new ProtoWriter();
@@ -21,7 +24,7 @@ export function tracesToProto(origin: Origin, spans: readonly SpanData[]): Uint8
   for (const s of spans) {
     w.fork(2).hexBytes(1, s.traceId).hexBytes(2, s.spanId);
     if (s.parentSpanId) w.hexBytes(4, s.parentSpanId);
-    w.string(5, s.name).uint(6, s.kind).fixed64(7, nanos(s.startMs)).fixed64(8, nanos(s.endMs));
+    w.string(5, s.name).uint(6, s.kind).nanos(7, micros(s.startMs)).nanos(8, micros(s.endMs));
     for (const [k, v] of s.attrs) keyValue(w, 9, k, v);
     if (s.statusCode) w.fork(15).string(2, s.statusMessage).uint(3, s.statusCode).close();
     w.fixed32(16, s.otlpFlags).close();
@@ -36,8 +39,8 @@ export function metricsToProto(origin: Origin, metrics: GenAiMetrics, nowMs: num
   resource(w, origin);
   w.fork(2); // ScopeMetrics
   scope(w, origin);
-  const start = nanos(metrics.startMs);
-  const time = nanos(nowMs);
+  const start = micros(metrics.startMs);
+  const time = micros(nowMs);
   for (const h of metrics.all) {
     if (!h.points.length) continue;
     w.fork(2).string(1, h.name).string(2, h.description).string(3, h.unit);
@@ -45,7 +48,7 @@ export function metricsToProto(origin: Origin, metrics: GenAiMetrics, nowMs: num
     for (const p of h.points) {
       w.fork(1);
       for (const [k, v] of p.attrs) keyValue(w, 9, k, v);
-      w.fixed64(2, start).fixed64(3, time).fixed64(4, BigInt(p.count)).double(5, p.sum);
+      w.nanos(2, start).nanos(3, time).fixed64(4, p.count).double(5, p.sum);
       w.packedFixed64(6, p.counts).packedDouble(7, h.bounds).double(11, p.min).double(12, p.max);
       w.close();
     }

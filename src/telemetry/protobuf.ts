@@ -1,7 +1,8 @@
 /**
  * The few protobuf encodings OTLP needs, written by hand: varints, fixed64, doubles, strings,
- * bytes and nested messages. A nested message is written in place and its length put before it
- * afterwards (one copyWithin), so an export encodes into one growing buffer.
+ * bytes and nested messages. A nested message is written in place after one byte kept for its
+ * length, which is filled in afterwards (moving the message only when its length needs more than
+ * one byte), so an export encodes into one growing buffer.
  */
 
 const utf8 = new TextEncoder();
@@ -18,19 +19,23 @@ export class ProtoWriter {
 
   /** Starts a length-delimited field; end it with `close()`. */
   fork(field: number): this {
-    this.tag(field, 2);
-    this.open.push(this.pos);
+    this.tag(field, 2).room(1);
+    this.open.push(++this.pos);
     return this;
   }
 
   close(): this {
     const start = this.open.pop()!;
     const len = this.pos - start;
-    const n = varintSize(len);
-    this.room(n);
-    this.buf.copyWithin(start + n, start, this.pos);
-    const end = this.pos + n;
-    this.pos = start;
+    if (len < 128) {
+      this.buf[start - 1] = len;
+      return this;
+    }
+    const extra = varintSize(len) - 1;
+    this.room(extra);
+    this.buf.copyWithin(start + extra, start, this.pos);
+    const end = this.pos + extra;
+    this.pos = start - 1;
     this.varint(len);
     this.pos = end;
     return this;
@@ -38,6 +43,21 @@ export class ProtoWriter {
 
   string(field: number, s: string): this {
     if (!s) return this;
+    if (s.length < 128) {
+      // Most strings here are short ASCII: written a char at a time, with no encoder call.
+      this.tag(field, 2).room(s.length + 1);
+      const at = this.pos;
+      this.buf[this.pos++] = s.length;
+      let i = 0;
+      for (; i < s.length; i++) {
+        const c = s.charCodeAt(i);
+        if (c > 127) break;
+        this.buf[this.pos++] = c;
+      }
+      if (i === s.length) return this;
+      this.pos = at - 1; // not ASCII: back to the tag's last byte and write it the general way
+      this.pos -= varintSize((field << 3) | 2) - 1;
+    }
     this.fork(field);
     this.room(s.length * 3);
     this.pos += utf8.encodeInto(s, this.buf.subarray(this.pos)).written;
@@ -55,9 +75,8 @@ export class ProtoWriter {
   /** A hex id (trace or span) as its bytes. */
   hexBytes(field: number, hex: string): this {
     const n = hex.length >> 1;
-    this.tag(field, 2).varint(n);
-    this.room(n);
-    for (let i = 0; i < n; i++) this.buf[this.pos++] = Number.parseInt(hex.slice(i * 2, i * 2 + 2), 16);
+    this.tag(field, 2).varint(n).room(n);
+    for (let i = 0; i < hex.length; i += 2) this.buf[this.pos++] = (nibble(hex.charCodeAt(i)) << 4) | nibble(hex.charCodeAt(i + 1));
     return this;
   }
 
@@ -97,9 +116,22 @@ export class ProtoWriter {
     return this;
   }
 
-  fixed64(field: number, v: bigint): this {
+  /** Microseconds since the epoch as fixed64 nanoseconds, exact without BigInt: us < 2^53, split in 32-bit halves. */
+  nanos(field: number, us: number): this {
     this.tag(field, 1).room(8);
-    this.view.setBigUint64(this.pos, v, true);
+    const high = Math.floor(us / 2 ** 32);
+    const low = (us % 2 ** 32) * 1000;
+    const carry = Math.floor(low / 2 ** 32);
+    this.view.setUint32(this.pos, low % 2 ** 32, true);
+    this.view.setUint32(this.pos + 4, high * 1000 + carry, true);
+    this.pos += 8;
+    return this;
+  }
+
+  fixed64(field: number, v: number): this {
+    this.tag(field, 1).room(8);
+    this.view.setUint32(this.pos, v % 2 ** 32, true);
+    this.view.setUint32(this.pos + 4, Math.floor(v / 2 ** 32), true);
     this.pos += 8;
     return this;
   }
@@ -108,7 +140,8 @@ export class ProtoWriter {
   packedFixed64(field: number, values: readonly number[]): this {
     this.tag(field, 2).varint(values.length * 8).room(values.length * 8);
     for (const v of values) {
-      this.view.setBigUint64(this.pos, BigInt(v), true);
+      this.view.setUint32(this.pos, v % 2 ** 32, true);
+      this.view.setUint32(this.pos + 4, Math.floor(v / 2 ** 32), true);
       this.pos += 8;
     }
     return this;
@@ -157,3 +190,6 @@ function varintSize(v: number): number {
   }
   return n;
 }
+
+/** The value of a lower-case hex digit. */
+const nibble = (c: number) => (c <= 57 ? c - 48 : c - 87);

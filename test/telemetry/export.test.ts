@@ -42,7 +42,9 @@ for (const protocol of ["http/protobuf", "http/json"] as const) {
         { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: protocol, OTEL_RESOURCE_ATTRIBUTES: "deployment.environment.name=test,team=a%20b", OTEL_EXPORTER_OTLP_HEADERS: "x-api-key=secret%3D1" },
         "9.9.9",
       );
+      const before = BigInt(Date.now() - 1) * 1_000_000n;
       const { first, second } = oneRequest(telemetry);
+      const after = BigInt(Date.now() + 1) * 1_000_000n;
       expect(parseTraceparent(first.traceparent)?.traceId).toBe("0af7651916cd43dd8448eb211c80319c");
       await telemetry.shutdown();
       await receiver.waitFor(() => receiver.spans.length === 3);
@@ -84,7 +86,11 @@ for (const protocol of ["http/protobuf", "http/json"] as const) {
       expect(server.kinds["parley.cost_usd"]).toBe("doubleValue");
       expect(server.attributes).toMatchObject({ "parley.route": "default", "parley.key": "main", "parley.session": "sess-1", "parley.cost_usd": 0.0123 });
       expect(server.endNs).toBeGreaterThanOrEqual(server.startNs);
-      expect(server.startNs).toBeGreaterThan(BigInt(Date.now() - 60_000) * 1_000_000n);
+      for (const s of receiver.spans) {
+        expect(s.startNs).toBeGreaterThanOrEqual(before);
+        expect(s.endNs).toBeLessThanOrEqual(after);
+        expect(s.startNs % 1000n).toBe(0n); // microsecond precision, written exactly
+      }
       expect(server.resource).toMatchObject({ "service.name": "parley", "service.version": "9.9.9", "deployment.environment.name": "test", team: "a b" });
       expect(server.scope).toEqual({ name: "parley", version: "9.9.9" });
       expect(server.schemaUrl).toBe("https://opentelemetry.io/schemas/1.40.0");
@@ -166,4 +172,34 @@ test("with metrics only, spans still feed the metrics and the client's tracepare
   server.end();
   await telemetry.shutdown();
   expect(receiver.requests.map((r) => r.path)).toEqual(["/v1/metrics"]);
+});
+
+test("strings of any length and script, and whole and fractional numbers, arrive as sent in both protocols", async () => {
+  await using receiver = await startOtlpReceiver();
+  const long = "x".repeat(300);
+  const unicode = "modèle-日本語-🚀";
+  for (const protocol of ["http/protobuf", "http/json"]) {
+    const { telemetry } = createTelemetry({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/v1/traces`, OTEL_EXPORTER_OTLP_PROTOCOL: protocol }, "1");
+    const span = telemetry.startServer(null, { [ATTR.operation]: "chat", [ATTR.requestModel]: unicode, [ATTR.session]: long, [ATTR.key]: `${unicode}${long}`, [ATTR.route]: "" });
+    span.set(ATTR.finishReasons, ["stop", "", "länge"]).set(ATTR.maxTokens, 2 ** 40).set(ATTR.costUsd, 0).set(ATTR.temperature, 0.25).set(ATTR.serverPort, -1);
+    span.end();
+    await telemetry.shutdown();
+  }
+  await receiver.waitFor(() => receiver.spans.length === 2);
+  for (const s of receiver.spans) {
+    expect(s.name).toBe(`chat ${unicode}`);
+    expect(s.attributes).toMatchObject({
+      "gen_ai.request.model": unicode,
+      "parley.session": long,
+      "parley.key": `${unicode}${long}`,
+      "parley.route": "",
+      "gen_ai.response.finish_reasons": ["stop", "", "länge"],
+      "gen_ai.request.max_tokens": 2 ** 40,
+      "parley.cost_usd": 0,
+      "gen_ai.request.temperature": 0.25,
+      "server.port": -1,
+    });
+    expect(s.kinds["parley.cost_usd"]).toBe("doubleValue");
+    expect(s.kinds["server.port"]).toBe("intValue");
+  }
 });
