@@ -1,6 +1,6 @@
 /** ExportTraceServiceRequest and ExportMetricsServiceRequest in protobuf (opentelemetry-proto v1). */
 import type { GenAiMetrics } from "./metrics.ts";
-import { type AttributeValue, DOUBLE_ATTRIBUTES, SCHEMA_URL } from "./names.ts";
+import { ATTR, type AttributeValue, DOUBLE_ATTRIBUTES, SCHEMA_URL } from "./names.ts";
 import { ProtoWriter } from "./protobuf.ts";
 import type { SpanData } from "./span.ts";
 
@@ -16,7 +16,7 @@ const micros = (ms: number) => Math.round(ms * 1000);
 export const nanos = (ms: number) => `${micros(ms)}000`;
 
 export function tracesToProto(origin: Origin, spans: readonly SpanData[]): Uint8Array {
-  const w = new ProtoWriter();
+  const w = new ProtoWriter(1024 + spans.length * 768);
   w.fork(1); // ResourceSpans
   resource(w, origin);
   w.fork(2); // ScopeSpans
@@ -34,7 +34,7 @@ export function tracesToProto(origin: Origin, spans: readonly SpanData[]): Uint8
 }
 
 export function metricsToProto(origin: Origin, metrics: GenAiMetrics, nowMs: number): Uint8Array {
-  const w = new ProtoWriter();
+  const w = new ProtoWriter(16384);
   w.fork(1); // ResourceMetrics
   resource(w, origin);
   w.fork(2); // ScopeMetrics
@@ -68,10 +68,32 @@ function scope(w: ProtoWriter, origin: Origin): void {
   w.fork(1).string(1, origin.scope.name).string(2, origin.scope.version).close();
 }
 
+// Most attributes repeat from span to span (operation, provider, model, upstream, route, key
+// label): each such pair is encoded once and copied after. Ids and message text are never kept,
+// and each key keeps a bounded number of values.
+const encoded = new Map<string, Map<string, Uint8Array>>();
+const KEPT_PER_KEY = 256;
+const NEVER_KEPT: ReadonlySet<string> = new Set([ATTR.responseId, ATTR.session, ATTR.inputMessages, ATTR.outputMessages]);
+
 function keyValue(w: ProtoWriter, field: number, key: string, value: AttributeValue): void {
-  w.fork(field).string(1, key).fork(2);
+  const kept = typeof value === "string" && !NEVER_KEPT.has(key) ? keptPair(key, value) : undefined;
+  if (kept) w.bytes(field, kept);
+  else write(w.fork(field), key, value).close();
+}
+
+function keptPair(key: string, value: string): Uint8Array | undefined {
+  let byValue = encoded.get(key);
+  if (!byValue) encoded.set(key, (byValue = new Map()));
+  let body = byValue.get(value);
+  if (!body && byValue.size < KEPT_PER_KEY) byValue.set(value, (body = write(new ProtoWriter(key.length + value.length * 3 + 16), key, value).finish().slice()));
+  return body;
+}
+
+/** A KeyValue's fields. */
+function write(w: ProtoWriter, key: string, value: AttributeValue): ProtoWriter {
+  w.string(1, key).fork(2);
   anyValue(w, key, value);
-  w.close().close();
+  return w.close();
 }
 
 function anyValue(w: ProtoWriter, key: string, v: AttributeValue): void {

@@ -8,10 +8,16 @@
 const utf8 = new TextEncoder();
 
 export class ProtoWriter {
-  private buf = new Uint8Array(4096);
-  private view = new DataView(this.buf.buffer);
+  private buf: Uint8Array;
+  private view: DataView;
   private pos = 0;
   private readonly open: number[] = [];
+
+  /** `size`: the bytes expected, so that a batch grows its buffer once at most. */
+  constructor(size = 256) {
+    this.buf = new Uint8Array(size);
+    this.view = new DataView(this.buf.buffer);
+  }
 
   finish(): Uint8Array {
     return this.buf.subarray(0, this.pos);
@@ -62,6 +68,14 @@ export class ProtoWriter {
     this.room(s.length * 3);
     this.pos += utf8.encodeInto(s, this.buf.subarray(this.pos)).written;
     return this.close();
+  }
+
+  /** Bytes already encoded (a field written once and kept). */
+  raw(b: Uint8Array): this {
+    this.room(b.length);
+    this.buf.set(b, this.pos);
+    this.pos += b.length;
+    return this;
   }
 
   bytes(field: number, b: Uint8Array): this {
