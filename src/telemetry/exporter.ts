@@ -48,12 +48,16 @@ export class SpanExporter {
     }
   }
 
-  /** Sends what is queued, batch after batch, and stops the timer. */
+  /**
+   * Stops the timer and sends what is queued. The batches go out together, so a slow collector
+   * holds shutdown for one export deadline, not one per batch.
+   */
   async shutdown(): Promise<void> {
     clearInterval(this.timer);
     clearTimeout(this.soon);
-    await this.inFlight;
-    while (this.queue.length) await this.send(this.queue.splice(0, this.config.maxExportBatchSize));
+    const batches: Promise<void>[] = [];
+    while (this.queue.length) batches.push(this.send(this.queue.splice(0, this.config.maxExportBatchSize)));
+    await Promise.all([this.inFlight, ...batches]);
   }
 
   private exportNext(): void {
@@ -92,8 +96,8 @@ export class MetricExporter {
 
   async shutdown(): Promise<void> {
     clearInterval(this.timer);
-    await this.inFlight;
-    await this.send();
+    // The last counts go out beside an export still in flight: they are cumulative, so either may land.
+    await Promise.all([this.inFlight, this.send()]);
   }
 
   private async send(): Promise<void> {

@@ -42,6 +42,20 @@ test("shutdown flushes what is pending, spans and metrics, before their timers",
   expect(telemetry.stats().exportedSpans).toBe(6);
 });
 
+test("shutdown against a slow collector takes one export deadline, not one per batch", async () => {
+  await using receiver = await startOtlpReceiver();
+  receiver.setMode("slow");
+  const deadline = 400;
+  const { telemetry } = createTelemetry({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/v1/traces`, OTEL_BSP_SCHEDULE_DELAY: "600000", OTEL_BSP_MAX_EXPORT_BATCH_SIZE: "2", OTEL_BSP_EXPORT_TIMEOUT: String(deadline) }, "1");
+  for (let i = 0; i < 10; i++) telemetry.startServer(null, { [ATTR.operation]: "chat" }).end();
+  const t0 = performance.now();
+  await telemetry.shutdown();
+  // Five batches one after another would take five deadlines.
+  expect(performance.now() - t0).toBeLessThan(4 * deadline);
+  expect(receiver.requests).toHaveLength(5);
+  expect(telemetry.stats()).toMatchObject({ failedSpans: 10, exportedSpans: 0 });
+});
+
 test("a collector that answers 503 costs the request nothing; its losses are counted", async () => {
   await using receiver = await startOtlpReceiver();
   receiver.setMode("fail");
