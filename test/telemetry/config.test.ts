@@ -10,6 +10,8 @@ describe("configuration", () => {
     expect(telemetry).toBe(TELEMETRY_OFF);
     const span = telemetry.startServer("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
     expect(span.child()).toBe(span);
+    expect(telemetry.startServer(null)).toBe(span); // one constant: nothing allocated per request
+    expect(span.set("gen_ai.request.model", "m")).toBe(span);
     expect(span.traceparent).toBeUndefined();
     expect(readOtelConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_SDK_DISABLED: "true" }).config).toBeNull();
   });
