@@ -89,7 +89,9 @@ function signal(env: Env, name: "TRACES" | "METRICS", path: string, warnings: st
 }
 
 function resource(env: Env, serviceVersion: string | undefined, warnings: string[]): Record<string, string> {
-  const attrs: Record<string, string> = { "service.name": "parley" };
+  // Each process (a worker under the supervisor too) is its own instance: its cumulative metric
+  // series must not be taken for another's.
+  const attrs: Record<string, string> = { "service.name": "parley", "service.instance.id": crypto.randomUUID() };
   if (serviceVersion) attrs["service.version"] = serviceVersion;
   Object.assign(attrs, keyValues(env.OTEL_RESOURCE_ATTRIBUTES ?? "", "OTEL_RESOURCE_ATTRIBUTES", warnings));
   const service = env.OTEL_SERVICE_NAME?.trim();

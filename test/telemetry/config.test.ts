@@ -32,6 +32,9 @@ describe("configuration", () => {
     const c = readOtelConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318" }, "2.0.0").config!;
     expect(c.traces).toEqual({ url: "http://c:4318/v1/traces", protocol: "http/protobuf", headers: {}, timeoutMs: 10000 });
     expect(c.resource).toMatchObject({ "service.name": "parley", "service.version": "2.0.0" });
+    expect(c.resource["service.instance.id"]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(readOtelConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318" }).config!.resource["service.instance.id"]).not.toBe(c.resource["service.instance.id"]);
+    expect(readOtelConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_RESOURCE_ATTRIBUTES: "service.instance.id=pod-1" }).config!.resource["service.instance.id"]).toBe("pod-1");
     expect(c.sampler).toEqual({ root: "always_on", ratio: 1, parentBased: true });
     expect([c.scheduleDelayMs, c.exportTimeoutMs, c.maxQueueSize, c.maxExportBatchSize, c.metricIntervalMs]).toEqual([5000, 30000, 2048, 512, 60000]);
     expect(c.captureContent).toBe(false);
