@@ -55,8 +55,10 @@ describe("the SDK's types", () => {
     expect(chunks.length).toBeGreaterThan(3);
     for (const chunk of chunks) expect(check(REPLY, chunk.data)).toEqual([]);
     for (const status of [400, 401, 403, 404, 429, 500, 502, 503, 504]) {
-      expect(check(ERROR, encoder.error(new GatewayError(status, "invalid_request_error", "x"))[0]!.data)).toEqual([]);
+      const error = new GatewayError(status, "invalid_request_error", "x", { overflow: status === 400 ? { tokens: 9, limit: 8 } : undefined });
+      expect(check(ERROR, errorBody(error))).toEqual([]);
     }
+    expect(check(ERROR, encoder.error(new GatewayError(503, "service_unavailable_error", "gone"))[0]!.data)).toEqual([]);
   });
 
   test("counts and embeddings", () => {
