@@ -258,3 +258,15 @@ describe("finish reasons, usage, errors, embeddings", () => {
     expect(carriedSignature({ type: "reasoning", text: "", signature: "EqClaudeSig" })).toBeUndefined();
   });
 });
+
+test("a model turn left empty (only Claude's thinking) goes, and the user turns around it join", () => {
+  const body = encodeRequest({
+    system: [], stream: false, includeUsage: true, fileIds: [],
+    messages: [
+      { role: "user", content: [{ type: "text", text: "a" }] },
+      { role: "assistant", content: [{ type: "reasoning", text: "hidden", signature: "EqClaude" }] },
+      { role: "user", content: [{ type: "text", text: "b" }] },
+    ],
+  }, "g", "gemini-2.5-pro");
+  expect(body.contents).toEqual([{ role: "user", parts: [{ text: "a" }, { text: "b" }] }]);
+});

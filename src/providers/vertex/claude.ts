@@ -60,11 +60,11 @@ export function vertexClaude({ up, timeoutMs, post }: ClaudeTransport) {
     return { kind: "stream", body: opening, contentType: "text/event-stream", failure: (error) => fetchError(up, error, true), input: opening.input };
   }
 
-  /** `count-tokens:rawPredict`: the body with its model (the path names no model). */
+  /** `count-tokens:rawPredict`: the body with its model (the path names none) and Vertex's version, as Anthropic's Vertex SDK sends it. */
   async function countTokens(call: NativeCall): Promise<number> {
     const json = call.json ?? (JSON.parse(call.body) as Json);
     const { stream: _stream, ...rest } = json;
-    const response = await post("count-tokens", "rawPredict", JSON.stringify({ ...rest, model: call.model }), call.signal, undefined, true);
+    const response = await post("count-tokens", "rawPredict", JSON.stringify({ anthropic_version: VERTEX_ANTHROPIC_VERSION, ...rest, model: call.model }), call.signal, undefined, true);
     const reply = parseUpstreamJson(up, await text(response));
     const tokens = isObject(reply) ? numberOr(reply.input_tokens) : undefined;
     if (tokens === undefined) throw badShape(up, "no input_tokens in the count", JSON.stringify(reply));

@@ -13,7 +13,8 @@ export function encodeRequest(request: ChatRequest, target: string, model: strin
   const { system, messages } = systemOnTop(request);
   const names = callNames(messages);
   const strict = needsSignatures(model);
-  const contents = alternating(messages).map((turn) => encodeTurn(turn, names, strict, target));
+  // A turn left with nothing Gemini reads (only another family's reasoning) goes; Gemini refuses empty parts.
+  const contents = joined(alternating(messages).map((turn) => encodeTurn(turn, names, strict, target)).filter((c) => (c.parts as Json[]).length > 0));
   const tools = request.tools?.length ? [{ functionDeclarations: request.tools.map((t) => ({ name: t.name, ...(t.description ? { description: t.description } : {}), parametersJsonSchema: t.parameters })) }] : undefined;
   const choice = request.tools?.length && request.toolChoice ? functionCallingConfig(request.toolChoice) : undefined;
   const generationConfig = generation(request);
@@ -52,6 +53,17 @@ export function functionCallingConfig(choice: ToolChoice): Json {
     case "tool":
       return { mode: "ANY", allowedFunctionNames: [choice.name] };
   }
+}
+
+/** Two contents of one role in a row (an empty turn taken out between them) become one. */
+function joined(contents: Json[]): Json[] {
+  const out: Json[] = [];
+  for (const content of contents) {
+    const last = out.at(-1);
+    if (last && last.role === content.role) out[out.length - 1] = { role: last.role, parts: [...(last.parts as Json[]), ...(content.parts as Json[])] };
+    else out.push(content);
+  }
+  return out;
 }
 
 /** A function response names its function: the name of the call it answers, found in the history. */
