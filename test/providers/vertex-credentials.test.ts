@@ -78,6 +78,17 @@ describe("a service account's key file", () => {
     expect(fake.tokens.requests[0]!.claims!.aud).toBe(fake.tokenUrl);
   });
 
+  test("a token Vertex refuses (401) is dropped: that call fails (502), the next one gets a new token", async () => {
+    const vertex = await build({ credentials_file: keyFile });
+    await vertex.complete(hi, "gemini-2.5-flash", signal);
+    const first = bearerOf()!.slice(7);
+    fake.tokens.issued.delete(first);
+    expect(await vertex.complete(hi, "gemini-2.5-flash", signal).catch((e) => e)).toMatchObject({ status: 502 });
+    await vertex.complete(hi, "gemini-2.5-flash", signal);
+    expect(bearerOf()).not.toBe(`Bearer ${first}`);
+    expect(vertex.tokens.exchanges).toBe(2);
+  });
+
   test("a key Google refuses is parley's credentials: 502, not retried, naming where to set them", async () => {
     const other = await serviceAccount(fake.tokenUrl);
     const vertex = await build({ credentials_file: write("other.json", other.json) });
