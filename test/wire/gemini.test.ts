@@ -270,3 +270,10 @@ test("a model turn left empty (only Claude's thinking) goes, and the user turns 
   }, "g", "gemini-2.5-pro");
   expect(body.contents).toEqual([{ role: "user", parts: [{ text: "a" }, { text: "b" }] }]);
 });
+
+test("thought summaries are asked for only from models that think", () => {
+  const request: ChatRequest = { system: [], stream: false, includeUsage: true, fileIds: [], thinking: true, messages: [{ role: "user", content: [{ type: "text", text: "a" }] }] };
+  expect(encodeRequest(request, "g", "gemini-2.5-flash").generationConfig).toEqual({ thinkingConfig: { includeThoughts: true } });
+  expect(encodeRequest(request, "g", "gemini-3-pro-preview").generationConfig).toEqual({ thinkingConfig: { includeThoughts: true } });
+  expect(encodeRequest(request, "g", "gemini-2.0-flash").generationConfig).toBeUndefined();
+});

@@ -17,7 +17,7 @@ export function encodeRequest(request: ChatRequest, target: string, model: strin
   const contents = joined(alternating(messages).map((turn) => encodeTurn(turn, names, strict, target)).filter((c) => (c.parts as Json[]).length > 0));
   const tools = request.tools?.length ? [{ functionDeclarations: request.tools.map((t) => ({ name: t.name, ...(t.description ? { description: t.description } : {}), parametersJsonSchema: t.parameters })) }] : undefined;
   const choice = request.tools?.length && request.toolChoice ? functionCallingConfig(request.toolChoice) : undefined;
-  const generationConfig = generation(request);
+  const generationConfig = generation(request, model);
   return {
     contents,
     ...(system.length ? { systemInstruction: { parts: [{ text: system.join("\n\n") }] } } : {}),
@@ -27,7 +27,7 @@ export function encodeRequest(request: ChatRequest, target: string, model: strin
   };
 }
 
-function generation(request: ChatRequest): Json {
+function generation(request: ChatRequest, model: string): Json {
   const format = request.responseFormat;
   return {
     ...(request.maxTokens !== undefined ? { maxOutputTokens: request.maxTokens } : {}),
@@ -37,10 +37,13 @@ function generation(request: ChatRequest): Json {
     ...(request.stop?.length ? { stopSequences: request.stop } : {}),
     ...(format ? { responseMimeType: "application/json" } : {}),
     ...(format?.type === "json_schema" ? { responseJsonSchema: format.schema } : {}),
-    // Gemini's thinking models think unasked; a client that asked for thinking gets its summaries.
-    ...(request.thinking ? { thinkingConfig: { includeThoughts: true } } : {}),
+    // Gemini's thinking models think unasked; a client that asked for thinking gets its summaries (older models refuse the field).
+    ...(request.thinking && THINKS.test(model) ? { thinkingConfig: { includeThoughts: true } } : {}),
   };
 }
+
+/** The models that think: Gemini 2.5 and every one after it. */
+const THINKS = /gemini-(2\.5|[3-9]|\d{2,})/;
 
 export function functionCallingConfig(choice: ToolChoice): Json {
   switch (choice.type) {
