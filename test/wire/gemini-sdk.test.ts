@@ -5,6 +5,8 @@ import type { ChatReply, ChatRequest, StreamEvent } from "../../src/ir.ts";
 import { sseText } from "../../src/lib/sse.ts";
 import { decodeRequest } from "../../src/wire/gemini/decode-request.ts";
 import { errorBody } from "../../src/wire/gemini/errors.ts";
+import { encodeModelList } from "../../src/wire/gemini/models.ts";
+import { geminiKey, geminiPath } from "../../src/wire/gemini/path.ts";
 import { encodeReply } from "../../src/wire/gemini/reply.ts";
 import { streamEncoder } from "../../src/wire/gemini/stream.ts";
 
@@ -23,6 +25,9 @@ const server = Bun.serve({
   async fetch(request) {
     const url = new URL(request.url);
     state.path = url.pathname + url.search;
+    if (request.method === "GET" && /^\/v1(beta)?\/models$/.test(url.pathname)) {
+      return Response.json(encodeModelList(["gemini-2.5-pro", "gemini-2.5-flash", "gemini-embedding-001"], Number(url.searchParams.get("pageSize")), url.searchParams.get("pageToken")));
+    }
     const match = /^\/v1(beta)?\/models\/([^:]+):(\w+)$/.exec(url.pathname)!;
     const [model, method] = [match[2]!, match[3]!];
     state.decoded = decodeRequest(await request.json(), model, method === "streamGenerateContent");
@@ -119,5 +124,22 @@ describe("@google/genai against the Gemini wire module", () => {
     expect(error.status).toBe(429);
     expect(error.message).toContain("RESOURCE_EXHAUSTED");
     expect(error.message).toContain("rate limiting");
+  });
+
+  test("models.list reads every page of Gemini's list", async () => {
+    const pager = await ai.models.list({ config: { pageSize: 2 } });
+    const names: string[] = [];
+    for await (const model of pager) names.push(model.name!);
+    expect(names).toEqual(["models/gemini-2.5-pro", "models/gemini-2.5-flash", "models/gemini-embedding-001"]);
+  });
+
+  test("paths and keys as the SDK and Gemini CLI send them", () => {
+    expect(geminiPath("/v1beta/models/gemini-2.5-pro:streamGenerateContent")).toEqual({ version: "v1beta", model: "gemini-2.5-pro", method: "streamGenerateContent" });
+    expect(geminiPath("/v1/models/gemini-2.5-pro:countTokens")).toEqual({ version: "v1", model: "gemini-2.5-pro", method: "countTokens" });
+    expect(geminiPath("/v1/chat/completions")).toBeUndefined();
+    const url = new URL("http://x/v1beta/models?key=k-query");
+    expect(geminiKey(new Headers({ "x-goog-api-key": "k-header" }), url)).toBe("k-header");
+    expect(geminiKey(new Headers(), url)).toBe("k-query");
+    expect(geminiKey(new Headers({ authorization: "Bearer k-bearer" }), new URL("http://x/"))).toBe("k-bearer");
   });
 });

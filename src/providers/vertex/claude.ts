@@ -1,14 +1,14 @@
 import type { ChatReply, ChatRequest, StreamEvent } from "../../ir.ts";
-import { isObject, numberOr, topMembers, type Json } from "../../lib/read.ts";
+import { isObject, numberOr, type Json } from "../../lib/read.ts";
 import { encodeRequest } from "../../wire/anthropic/encode-request.ts";
 import { checkMessage, decodeReply, renamed } from "../../wire/anthropic/reply.ts";
 import { streamDecoder } from "../../wire/anthropic/stream.ts";
+import { toVertexBody, VERTEX_ANTHROPIC_VERSION } from "../../wire/anthropic/vertex.ts";
 import { badShape, fetchError, fetchFailed, parseUpstreamJson, streamedBody, type Upstream } from "../../wire/upstream-errors.ts";
 import { streamError } from "../anthropic/errors.ts";
 import { sseJson } from "../gemini/sse.ts";
 import type { NativeCall, NativeReply } from "../provider.ts";
 import { relayed } from "./relay.ts";
-import { VERTEX_ANTHROPIC_VERSION } from "./settings.ts";
 
 /**
  * Claude on Vertex (`publishers/anthropic/models/{m}:rawPredict`, `:streamRawPredict`): the
@@ -47,7 +47,7 @@ export function vertexClaude({ up, timeoutMs, post }: ClaudeTransport) {
   async function messages(call: NativeCall): Promise<NativeReply> {
     const beta = call.headers?.get("anthropic-beta");
     const headers = beta ? { "anthropic-beta": beta } : undefined;
-    const response = await post(call.model, call.stream ? "streamRawPredict" : "rawPredict", vertexBody(call), call.signal, headers, true);
+    const response = await post(call.model, call.stream ? "streamRawPredict" : "rawPredict", toVertexBody(call.body, call.json ?? (JSON.parse(call.body) as Json)), call.signal, headers, true);
     if (!call.stream) {
       const raw = await text(response);
       const reply = parseUpstreamJson(up, raw);
@@ -73,21 +73,3 @@ export function vertexClaude({ up, timeoutMs, post }: ClaudeTransport) {
 
   return { complete, stream, messages, countTokens };
 }
-
-/**
- * An Anthropic client's body for rawPredict: `model` out, `anthropic_version` in (unless sent), every
- * other member as the client wrote it (never parsed and written anew: that would round big
- * numbers and lose the client's escapes).
- */
-export function vertexBody(call: Pick<NativeCall, "body" | "json">): string {
-  const json = call.json ?? (JSON.parse(call.body) as Json);
-  const head = Object.hasOwn(json, "anthropic_version") ? "" : `"anthropic_version":${JSON.stringify(VERTEX_ANTHROPIC_VERSION)}`;
-  const members = topMembers(call.body);
-  if (!members) {
-    const { model: _model, ...rest } = json;
-    return JSON.stringify({ ...(head ? { anthropic_version: VERTEX_ANTHROPIC_VERSION } : {}), ...rest });
-  }
-  const kept = members.filter((m) => m.key !== "model").map((m) => call.body.slice(m.start, m.end));
-  return `{${[head, ...kept].filter(Boolean).join(",")}}`;
-}
-

@@ -34,9 +34,6 @@ export function credentialsOf(u: Upstream): string {
   return `access_token or credentials_file in [upstreams.${u.name}], or GOOGLE_APPLICATION_CREDENTIALS, or gcloud's application-default credentials (gcloud auth application-default login)`;
 }
 
-/** The Anthropic Messages version Vertex takes in the body (Claude on Vertex). */
-export const VERTEX_ANTHROPIC_VERSION = "vertex-2023-10-16";
-
 /** Where the credentials come from, first found first (see credentials.ts). */
 export type CredentialSource = "access token" | "credentials file" | "GOOGLE_APPLICATION_CREDENTIALS" | "application-default credentials";
 
