@@ -28,8 +28,8 @@ export interface Tokens {
 }
 
 export function createTokens(s: VertexSettings, up: Upstream, fetcher: UpstreamFetch = fetch, timeoutMs = 30_000): Tokens {
-  if (s.accessToken) {
-    const token = s.accessToken;
+  if (s.apiKey) {
+    const token = s.apiKey;
     return { token: async () => token, forget() {}, exchanges: 0 };
   }
   const { source, file } = credentialSource(s);

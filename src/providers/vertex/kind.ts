@@ -12,7 +12,7 @@ export const vertexKind: Kind<VertexSettings> = {
     return {
       project: s("project") ?? "",
       region: s("region") ?? DEFAULT_REGION,
-      ...(s("access_token") ? { accessToken: s("access_token") } : {}),
+      ...(s("access_token") ? { apiKey: s("access_token") } : {}),
       ...(s("credentials_file") ? { credentialsFile: s("credentials_file") } : {}),
       ...(s("token_url") ? { tokenUrl: s("token_url") } : {}),
       ...(s("base_url") ? { baseUrl: s("base_url")!.replace(/\/+$/, "").replace(/\/v1$/, "") } : {}),

@@ -22,7 +22,8 @@ export function createVertexProvider(upstream: Declared<VertexSettings>): Provid
   const up: Upstream = { label: labelOf(upstream), url: hostOf(settings), credentials: credentialsOf(upstream) };
   const timeoutMs = upstream.timeoutMs;
   const fetcher = upstream.fetch ?? fetch;
-  const tokens = createTokens(settings, up, fetcher, timeoutMs);
+  // Token exchanges go out directly, never through a cassette: a recorded exchange would keep the token.
+  const tokens = createTokens(settings, up, fetch, timeoutMs);
 
   async function call(publisher: "anthropic" | "google", model: string, method: string, body: string, signal: AbortSignal, extra?: Record<string, string>) {
     const headers = { ...upstream.headers, ...extra, authorization: `Bearer ${await tokens.token()}`, "content-type": "application/json" };
