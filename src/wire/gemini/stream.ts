@@ -7,7 +7,7 @@ import { badShape, type Upstream } from "../upstream-errors.ts";
 import { errorBody } from "./errors.ts";
 import { fromFinishReason, toFinishReason } from "./finish-reason.ts";
 import { callOf } from "./parts.ts";
-import { recalledSignature, rememberSignature, signatureEvent } from "./signatures.ts";
+import { carriedSignature, recalledSignature, rememberSignature, signatureEvent } from "./signatures.ts";
 import { fromGemini, toGemini } from "./usage.ts";
 
 /**
@@ -98,7 +98,7 @@ export function streamEncoder(model: string): StreamEncoder {
         case "text":
           return event.text ? [...flushCalls(), chunk([signed({ text: event.text })])] : [];
         case "reasoning": {
-          const carried = event.signature?.startsWith("gemini:") && !event.text ? event.signature.slice(7) : undefined;
+          const carried = carriedSignature({ type: "reasoning", text: event.text, ...(event.signature ? { signature: event.signature } : {}) });
           if (carried !== undefined) {
             pending = carried;
             return [];
