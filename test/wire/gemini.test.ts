@@ -277,3 +277,13 @@ test("thought summaries are asked for only from models that think", () => {
   expect(encodeRequest(request, "g", "gemini-3-pro-preview").generationConfig).toEqual({ thinkingConfig: { includeThoughts: true } });
   expect(encodeRequest(request, "g", "gemini-2.0-flash").generationConfig).toBeUndefined();
 });
+
+test("a Gemini client's body through the IR and back to Gemini: its signature, calls and responses kept", async () => {
+  const ir = decodeRequest(await fixture("request-gemini-cli.json").json(), "gemini-3-pro-preview");
+  const body = encodeRequest(ir, "g", "gemini-3-pro-preview");
+  expect(body.contents).toEqual([
+    { role: "user", parts: [{ text: "List the files here." }] },
+    { role: "model", parts: [{ functionCall: { id: "call-1", name: "list_directory", args: { path: "." } }, thoughtSignature: "CiIBsigFromCli" }] },
+    { role: "user", parts: [{ functionResponse: { id: "call-1", name: "list_directory", response: { output: "a.txt\nb.txt" } } }] },
+  ]);
+});
