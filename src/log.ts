@@ -1,9 +1,8 @@
 import { writeSync } from "node:fs";
 import { formatWithOptions } from "node:util";
 import { createConsola, type ConsolaInstance, type ConsolaReporter } from "consola";
-import type { LogLevel } from "./config.ts";
-
 export type Logger = ConsolaInstance;
+export type LogLevel = "silent" | "error" | "warn" | "info" | "debug" | "trace";
 export type LogFormat = "text" | "json";
 
 const LEVELS: Record<LogLevel, number> = { silent: -999, error: 0, warn: 1, info: 3, debug: 4, trace: 5 };

@@ -1,6 +1,6 @@
 import { Box, Text, useApp, useInput, usePaste, useWindowSize } from "ink";
 import { memo, useEffect, useMemo, useState } from "react";
-import type { Client, ListedModel, ServerFile, Settings } from "./client.ts";
+import type { Client, ListedModel, Settings } from "./client.ts";
 import { copyToClipboard } from "./clipboard.ts";
 import { parseCommand, unknownCommand } from "./commands.ts";
 import { HistoryPanel } from "./components/history-panel.tsx";
@@ -14,6 +14,7 @@ import { DEFAULT_SETTINGS, settingsFrom } from "./settings.ts";
 import type { ChatStore, StoredConversation } from "./store.ts";
 import { colorWanted, createPaint, tone, type Paint } from "./style.ts";
 import { layoutTurn, type Turn } from "./transcript.ts";
+import type { Attachment, Mode } from "./types.ts";
 import { useChat } from "./use-chat.ts";
 import { useCommands } from "./use-commands.ts";
 import { useEditor } from "./use-editor.ts";
@@ -41,15 +42,6 @@ export interface AppProps {
   /** Where /copy puts text; OSC 52 on the terminal by default. */
   clipboard?: (text: string) => void;
 }
-
-export type Attachment = { id: string; name: string };
-export type Mode =
-  | { kind: "chat" }
-  | { kind: "models"; models: ListedModel[] }
-  | { kind: "history"; query: string }
-  | { kind: "files"; files: ServerFile[] }
-  | { kind: "settings" }
-  | { kind: "confirm"; path: string; content: string };
 
 const layouts = new WeakMap<Turn, { key: string; lines: string[] }>();
 

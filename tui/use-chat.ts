@@ -2,9 +2,9 @@ import { useMemo, useRef, useState } from "react";
 import type { Client, Message, Settings } from "./client.ts";
 import type { ChatStore, StoredConversation } from "./store.ts";
 import { contextOf, type Turn } from "./transcript.ts";
+import type { Attachment } from "./types.ts";
 
 type NewTurn = Omit<Turn, "id">;
-type Attachment = { id: string; name: string };
 
 /**
  * The conversation: finished turns, the reply streaming in, sending or cancelling one. Every turn

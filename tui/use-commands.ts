@@ -9,7 +9,7 @@ import type { StoredConversation } from "./store.ts";
 import { fromJson, toJson, toMarkdown } from "./transcript.ts";
 import type { useChat } from "./use-chat.ts";
 import type { useEditor } from "./use-editor.ts";
-import type { Attachment, Mode } from "./app.tsx";
+import type { Attachment, Mode } from "./types.ts";
 
 /** What the slash commands act on. */
 export interface CommandContext {

@@ -1,5 +1,5 @@
 import { useEffect } from "react";
-import type { Attachment } from "./app.tsx";
+import type { Attachment } from "./types.ts";
 import { useLatestState } from "./use-latest.ts";
 
 export interface Outgoing {

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { GatewayError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { Upstream, UpstreamFetch } from "../providers/kind.ts";
+import { KINDS } from "../providers/kinds.ts";
 import type { Declared } from "../routing/upstreams.ts";
 import { openCassette, type Cassette } from "./cassette.ts";
 import { callOf } from "./match.ts";
@@ -24,7 +25,7 @@ export const CASSETTE_HEADER = "x-parley-cassette";
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 
 /**
- * Contract 16, at the upstream boundary: every upstream but the mock gets a fetch that records its
+ * Contract 16, at the upstream boundary: every upstream that calls out (not the mock) gets a fetch that records its
  * calls into `DIR/<cassette>.har`, or answers them from there. The cassette is the request's
  * `x-parley-cassette` header, carried to the fetch by an AsyncLocalStorage that only `within` sets:
  * without --cassettes nothing here runs.
@@ -60,10 +61,10 @@ export function createCassettes({ dir, mode, pace }: CassetteSettings, log: Logg
   };
 
   return {
-    /** The upstreams with their calls going through the cassettes; the mock's stay as they are. */
+    /** The upstreams with their calls going through the cassettes; those of a kind that never calls out (the mock) stay as they are. */
     upstreams: (declared: Declared): Declared => ({
       ...declared,
-      upstreams: declared.upstreams.map((u) => (u.kind === "mock" ? u : { ...u, fetch: fetchFor(u) })),
+      upstreams: declared.upstreams.map((u) => (KINDS[u.kind].local ? u : { ...u, fetch: fetchFor(u) })),
     }),
     /** Runs a request's handler with its cassette known to the upstream calls it makes. */
     within: <T>(request: Request, handle: (request: Request) => T): T => names.run(request.headers.get(CASSETTE_HEADER), () => handle(request)),

@@ -1,3 +1,4 @@
+import { KINDS } from "../providers/kinds.ts";
 import type { Declared } from "../routing/upstreams.ts";
 
 /** Stands in for a key in replay, where no call goes out: never sent anywhere. */
@@ -14,7 +15,7 @@ export function offline(declared: Declared): Declared {
     ...declared,
     upstreams: declared.upstreams.map((u) => {
       const settings = u.settings as { apiKey?: string };
-      return u.kind === "mock" || settings.apiKey ? u : { ...u, settings: { ...settings, apiKey: REPLAY_KEY } };
+      return KINDS[u.kind].local || settings.apiKey ? u : { ...u, settings: { ...settings, apiKey: REPLAY_KEY } };
     }),
   };
 }

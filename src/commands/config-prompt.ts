@@ -1,6 +1,6 @@
 import { cancel, intro, isCancel, log, outro, password, select, text } from "@clack/prompts";
 import { checkValue, mask, readConfigFile, setConfigValue, SETTINGS } from "../config.ts";
-import { RESTART_HINT } from "./config.ts";
+import { RESTART_HINT } from "./restart-hint.ts";
 
 const DONE = "__done";
 

@@ -4,9 +4,8 @@ import { credentialKind } from "../lib/aws.ts";
 import { configFileLocation, loadConfig, mask, setConfigValue, SETTINGS, unsetConfigValue } from "../config.ts";
 import { closest } from "../lib/did-you-mean.ts";
 import { exitOnConfigError, exitUsage } from "./fail.ts";
+import { RESTART_HINT } from "./restart-hint.ts";
 
-/** What `config set` tells the user after writing: a server reads its configuration once, at start. */
-export const RESTART_HINT = "A running `parley serve` keeps its old value until it is restarted (or started with --reload, which restarts it on its own).";
 
 const show = defineCommand({
   meta: { name: "show", description: "Print the effective configuration with where each value comes from (secrets masked)" },

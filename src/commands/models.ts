@@ -4,7 +4,7 @@ import { openDatabase } from "../lib/db.ts";
 import { createLogger } from "../log.ts";
 import { createDiscovery } from "../routing/discovery.ts";
 import { createRouter } from "../routing/routes.ts";
-import { missing } from "../routing/upstreams.ts";
+import { missing } from "../providers/kinds.ts";
 import { exitOnConfigError } from "./fail.ts";
 
 export default defineCommand({

@@ -7,7 +7,7 @@ import { isObject, type Json } from "../lib/read.ts";
 import { loadTokenizer } from "../routing/estimate.ts";
 import { explain } from "../routing/explain.ts";
 import { createRouter } from "../routing/routes.ts";
-import { missing } from "../routing/upstreams.ts";
+import { missing } from "../providers/kinds.ts";
 import type { ChatEndpoint } from "../server/chat-edge.ts";
 import { chatCompletions } from "../server/routes/chat.ts";
 import { messages } from "../server/routes/messages.ts";

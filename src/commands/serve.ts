@@ -6,7 +6,7 @@ import { ConfigError, loadConfig, setConfigValue, type Loaded } from "../config.
 import { announce, createLogger, type Logger } from "../log.ts";
 import { sweepAtStart } from "../files/sweep.ts";
 import { configured } from "../providers/registry.ts";
-import { missing } from "../routing/upstreams.ts";
+import { KINDS, missing } from "../providers/kinds.ts";
 import { checkPort, printReady, runServer, urlOf } from "../server/serve.ts";
 import { supervise } from "../server/supervisor.ts";
 import { exitOnConfigError } from "./fail.ts";
@@ -91,7 +91,7 @@ function summarize({ config, entries, configFile, upstreamsFile }: Loaded, log: 
   const { cassettes } = config;
   if (cassettes) log.info(`cassettes: ${cassettes.mode} in ${cassettes.dir}${cassettes.mode === "replay" ? " (no upstream call goes out)" : ""}`);
   if (cassettes?.mode === "replay" && !existsSync(cassettes.dir)) log.warn(`the cassettes directory ${cassettes.dir} does not exist: every upstream call will be a replay miss (404)`);
-  const real = config.upstreams.upstreams.filter((u) => u.kind !== "mock");
+  const real = config.upstreams.upstreams.filter((u) => !KINDS[u.kind].builtIn);
   if (!real.some((u) => !missing(u))) {
     log.warn(`no real upstream is configured: only the built-in mock answers (model "mock"); set ${real.map((u) => `${u.name}: ${missing(u)}`).join("; or ")} (parley config set KEY VALUE), or declare upstreams in parley.toml`);
   }

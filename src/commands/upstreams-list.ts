@@ -2,8 +2,7 @@ import { loadConfig } from "../config.ts";
 import { openDatabase } from "../lib/db.ts";
 import { createLogger } from "../log.ts";
 import { createDiscovery, type Listing } from "../routing/discovery.ts";
-import { KINDS } from "../providers/kinds.ts";
-import { missing } from "../routing/upstreams.ts";
+import { KINDS, missing } from "../providers/kinds.ts";
 import { exitOnConfigError } from "./fail.ts";
 import { hideSecrets } from "./hide-secrets.ts";
 

@@ -4,9 +4,8 @@ import { closest } from "../lib/did-you-mean.ts";
 import { GatewayError } from "../errors.ts";
 import type { ChatRequest } from "../ir.ts";
 import type { Upstream } from "../providers/kind.ts";
-import { KINDS } from "../providers/kinds.ts";
+import { KINDS, missing } from "../providers/kinds.ts";
 import { createProviders } from "../providers/registry.ts";
-import { missing } from "../routing/upstreams.ts";
 import { exitOnConfigError, exitUsage } from "./fail.ts";
 import { hideSecrets } from "./hide-secrets.ts";
 

@@ -4,7 +4,7 @@ import type { ChatRequest } from "../ir.ts";
 import type { Logger } from "../log.ts";
 import type { FileCache, FileRow } from "./cache.ts";
 import { attach, type Attachment } from "./context.ts";
-import { limiter } from "./concurrency.ts";
+import { limiter } from "../lib/concurrency.ts";
 import { cut, extractText } from "./extract.ts";
 import { FILE_ID, type FileMeta, type FileStore } from "./store.ts";
 import { storeSync } from "./sync.ts";

@@ -1,4 +1,4 @@
-import { limiter } from "./concurrency.ts";
+import { limiter } from "../lib/concurrency.ts";
 import type { FileCache } from "./cache.ts";
 import type { FileMeta, FileStore } from "./store.ts";
 

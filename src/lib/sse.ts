@@ -1,4 +1,5 @@
-import { lastIndexOf, utf8Slice } from "./bytes.ts";
+import { createParser } from "eventsource-parser";
+import { indexOf, lastIndexOf, utf8Slice } from "./bytes.ts";
 import { GatewayError } from "../errors.ts";
 import type { SseEvent } from "../ir.ts";
 
@@ -8,6 +9,34 @@ export function sseText(events: SseEvent[]): string {
   for (const { event, data } of events) text += `${event ? `event: ${event}\n` : ""}data: ${typeof data === "string" ? data : JSON.stringify(data)}\n\n`;
   return text;
 }
+
+/**
+ * The data of an upstream's server-sent events as its chunks come: the events each chunk completes,
+ * together (a list per chunk, not a promise per event). Names, ids and comments are left out.
+ */
+export async function* sseData(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<string[]> {
+  let events: string[] = [];
+  const parser = createParser({ onEvent: ({ data }) => void events.push(data) });
+  const text = new TextDecoder();
+  for await (const bytes of chunks) {
+    parser.feed(text.decode(bytes, { stream: true }));
+    if (events.length === 0) continue;
+    const ready = events;
+    events = [];
+    yield ready;
+  }
+}
+
+/** Where the first event of server-sent events' bytes ends: a blank line, written with LF or CRLF as SSE allows; -1 before it. */
+export function firstEventEnd(bytes: Uint8Array): number {
+  const lf = indexOf.call(bytes, BLANK);
+  const crlf = indexOf.call(bytes, BLANK_CRLF);
+  return lf < 0 ? crlf : crlf < 0 ? lf : Math.min(lf, crlf);
+}
+
+/** The data of one event's text: its `data:` lines, joined. */
+export const dataOf = (event: string): string =>
+  event.split("\n").filter((line) => line.startsWith("data:")).map((line) => line.slice(5).trimStart()).join("\n");
 
 /** How a dialect's stream says it is complete, and how it says it failed. */
 export interface StreamEnding {
@@ -304,3 +333,4 @@ function joined(newestFirst: string[], oldest: string): string {
 }
 
 const BLANK = Buffer.from("\n\n");
+const BLANK_CRLF = Buffer.from("\r\n\r\n");

@@ -5,6 +5,8 @@
  * on demand. MODEL_ALIASES and MODEL_ROUTES come before this table.
  */
 
+import type { ListedModel } from "./models.ts";
+
 export interface AnthropicModel {
   /** Bedrock's foundation-model id. */
   bedrock: string;
@@ -48,6 +50,30 @@ export const ANTHROPIC_MODELS: ReadonlyMap<string, AnthropicModel> = (() => {
   for (const [alias, name] of ALIASES) models.set(alias, { ...models.get(name)!, aliasOf: name });
   return models;
 })();
+
+const unix = (day: string) => Math.floor(Date.parse(day) / 1000);
+
+/** Whether an id is one of Anthropic's own names (dated or an undated alias). */
+export const isAnthropicName = (id: string): boolean => ANTHROPIC_MODELS.has(id);
+
+/** How Anthropic's model list names a model: its display name, or the id itself for one it does not know. */
+export const anthropicDisplayName = (id: string): string => ANTHROPIC_MODELS.get(id)?.display ?? id;
+
+/**
+ * Claude's own models as /v1/models lists them, each with the upstream its name routes to, when
+ * an upstream that takes Claude's names is ready; none otherwise. `route`: an id's first upstream.
+ */
+export function claudeListing(route: (id: string) => string | undefined, ready: (upstream: string) => boolean): (ListedModel & { provider: string })[] {
+  const first = route("claude-sonnet-4-5");
+  if (!first || !ready(first)) return [];
+  return [...ANTHROPIC_MODELS].filter(([, m]) => !m.aliasOf).map(([id, m]) => ({ id, owned_by: "anthropic", created: unix(m.released), provider: route(id) ?? first }));
+}
+
+/** Claude's models under every id a Bedrock client may call them by: the name, `region`'s inference profile, the foundation model. */
+export function claudeBedrockIds(region: string): ListedModel[] {
+  return [...ANTHROPIC_MODELS].filter(([, m]) => !m.aliasOf).flatMap(([name, m]) =>
+    [name, anthropicProfile(name, region)!, m.bedrock].map((id) => ({ id, owned_by: "anthropic", created: unix(m.released) })));
+}
 
 /** The inference-profile prefix of a region's geography; regions outside these use the global profile. */
 export function geoPrefix(region: string): string {

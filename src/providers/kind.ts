@@ -1,8 +1,14 @@
-import type { ListedModel } from "./openai/models.ts";
+import type { ListedModel } from "./models.ts";
 import type { Provider } from "./provider.ts";
 
+/**
+ * The table of kinds by name, as kinds.ts declares it (it merges its table into this interface):
+ * the names come from the table itself, and this file, which every kind imports, imports no kind.
+ */
+export interface KindTable {}
+
 /** The kinds of upstream parley can call; each is one folder under src/providers/ and one line in kinds.ts. */
-export type KindName = "openai" | "bedrock" | "anthropic" | "mock";
+export type KindName = keyof KindTable & string;
 
 /** How a value in an upstream's table of parley.toml is checked. */
 export type KeyType = "string" | "boolean" | "integer" | "strings" | "table";
@@ -57,6 +63,12 @@ export interface Kind<S = any> {
   wholeIds?: boolean;
   /** Whether ids of the form `claude-*` go to this kind, and in which order (Anthropic's own before Bedrock). */
   claude?: number;
+  /** Well-known models: what /v1/models shows for it when discovery has nothing (any id that routes can still be used). */
+  catalogue?: readonly ListedModel[];
+  /** Parley's own and always there (the mock): no file declares one, and it is no real upstream. */
+  builtIn?: boolean;
+  /** Its calls never leave parley: no credentials to stand in for in replay, nothing for a cassette to record. */
+  local?: boolean;
 }
 
 /** A URL as errors and logs may show it: a password in it (`http://user:secret@host`) masked. */

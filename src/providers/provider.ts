@@ -1,9 +1,9 @@
 import type { Json } from "../lib/read.ts";
 import type { ByteSource } from "../lib/sse.ts";
 import type { ChatReply, ChatRequest, EmbeddingRequest, Embeddings, InputTokens, StreamEvent, Usage } from "../ir.ts";
+import type { Dialect } from "../wire/codec.ts";
 
-/** A client dialect a provider may take in its own wire format, with no conversion. */
-export type Dialect = "openai-chat" | "openai-responses" | "anthropic-messages" | "openai-completions" | "openai-embeddings" | "bedrock-invoke" | "bedrock-converse";
+export type { Dialect };
 
 /** A same-family call: the client's body goes up as sent (or with the few edits the upstream needs). */
 export interface NativeCall {

@@ -1,9 +1,8 @@
 import { notFound } from "../errors.ts";
 import type { Upstream } from "./kind.ts";
-import { KINDS } from "./kinds.ts";
-import type { ListedModel } from "./openai/models.ts";
+import { KINDS, missing } from "./kinds.ts";
+import type { ListedModel } from "./models.ts";
 import type { Provider } from "./provider.ts";
-import { missing } from "../routing/upstreams.ts";
 
 export type Status = "available" | "not_configured" | "cooling";
 

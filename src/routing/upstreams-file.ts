@@ -1,7 +1,7 @@
 import { closest } from "../lib/did-you-mean.ts";
 import type { KeyType, KindName } from "../providers/kind.ts";
 import { isTable, typeError, unknownKey } from "./file-values.ts";
-import { isKind, KINDS } from "../providers/kinds.ts";
+import { DECLARABLE, isKind, KINDS } from "../providers/kinds.ts";
 import { readWhen, type When } from "./when.ts";
 
 /** An upstream's table as the file gives it: checked, `${VAR}`s expanded, not yet a kind's settings. */
@@ -86,9 +86,9 @@ export function readUpstreamsFile(path: string, text: string, lookup: (name: str
     if (!isTable(raw)) fail(at(), `[upstreams.${name}] must be a table`);
     const table = raw as Record<string, unknown>;
     const kind = table.kind;
-    if (kind === undefined) fail(at(), `[upstreams.${name}] needs kind = ${quoted(Object.keys(KINDS).filter((k) => k !== "mock"))}`);
-    if (typeof kind !== "string" || !isKind(kind) || kind === "mock") {
-      const kinds = Object.keys(KINDS).filter((k) => k !== "mock");
+    if (kind === undefined) fail(at(), `[upstreams.${name}] needs kind = ${quoted([...DECLARABLE])}`);
+    if (typeof kind !== "string" || !isKind(kind) || !DECLARABLE.includes(kind)) {
+      const kinds = [...DECLARABLE];
       const near = typeof kind === "string" ? closest(kind, kinds) : undefined;
       return fail(at("kind"), `unknown kind ${JSON.stringify(kind)}${near ? ` (did you mean "${near}"?)` : ""}; kinds are ${quoted(kinds)}`);
     }

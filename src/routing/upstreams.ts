@@ -85,5 +85,5 @@ export function upstreamNamed(name: string, declared: readonly Upstream[]): stri
   return name === "openai" ? "alpha" : name === "bedrock" ? "beta" : name;
 }
 
-/** What keeps an upstream from being called, or undefined when it can be. */
-export const missing = (upstream: Upstream): string | undefined => KINDS[upstream.kind].missing(upstream);
+/** What keeps an upstream from being called (a property of its kind): here for the callers that took it from here. */
+export { missing } from "../providers/kinds.ts";

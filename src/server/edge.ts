@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
-import { errorBody, GatewayError, invalidRequest, notFound, type ErrorDialect } from "../errors.ts";
+import { GatewayError, invalidRequest, notFound, type ErrorDialect } from "../errors.ts";
+import { errorBody } from "../wire/error-body.ts";
 import { errorDialect } from "./dialects.ts";
 import type { Logger } from "../log.ts";
 import type { AccessEntry } from "./access-log.ts";

@@ -1,7 +1,10 @@
 import type { GatewayError } from "../errors.ts";
 import type { ChatReply, ChatRequest, Finish, FinishReason, SseEvent, StreamEvent, Usage } from "../ir.ts";
-import type { Dialect } from "../providers/provider.ts";
 import type { Json } from "../lib/read.ts";
+import { sseText } from "../lib/sse.ts";
+
+/** A client dialect a provider may take in its own wire format, with no conversion. */
+export type Dialect = "openai-chat" | "openai-responses" | "anthropic-messages" | "openai-completions" | "openai-embeddings" | "bedrock-invoke" | "bedrock-converse";
 
 /** Turns IR stream events into a format's server-sent events; keeps its own state in closures. */
 export interface StreamEncoder {
@@ -36,3 +39,13 @@ export const randomId = (prefix: string) => prefix + crypto.randomUUID().replace
 /** A wire format's finish reason -> IR, keeping the raw word; unknown words are "other". */
 export const finishFrom = (table: Record<string, FinishReason>, raw: string | null | undefined): Finish =>
   ({ reason: raw && Object.hasOwn(table, raw) ? table[raw]! : "other", raw: raw ?? "" });
+
+/** IR events as the server-sent events' bytes an upstream of the encoder's dialect sends: an answer made in parley (the mock's) passed through as if from one. */
+export async function* sseBytes(encoder: StreamEncoder, events: AsyncIterable<StreamEvent>): AsyncGenerator<Uint8Array> {
+  const bytes = new TextEncoder();
+  for await (const event of events) {
+    const written = encoder.event(event);
+    if (written.length) yield bytes.encode(sseText(written));
+  }
+  yield bytes.encode(sseText(encoder.end()));
+}

@@ -1,5 +1,5 @@
 import { invalidRequest } from "../errors.ts";
-import { anthropicMessages } from "./anthropic/beta-messages.ts";
+import { anthropicMessages } from "./anthropic/codec.ts";
 import type { Codec } from "./codec.ts";
 import { openaiChat } from "./openai-chat/codec.ts";
 import { isObject, type Json } from "../lib/read.ts";

@@ -155,3 +155,15 @@ function retryAfterSeconds(value: string | null | undefined): number | undefined
   const date = Date.parse(value);
   return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - Date.now()) / 1000));
 }
+
+/**
+ * A 4xx about the request in the upstream's own words: the client wrote the body, it acts on them.
+ * Not a rate limit, nor a refusal of parley's credentials (about parley's key, not the client's). A
+ * context overflow keeps them only for a client of the upstream's own dialect (`overflow`): a
+ * client of another gets its vendor's words for it (Anthropic's "prompt is too long").
+ */
+export function verbatim(error: unknown, overflow: boolean): unknown {
+  if (!(error instanceof GatewayError) || !error.upstream || (error.overflow && !overflow) || error.status < 400 || error.status >= 500 || error.status === 429) return error;
+  if (error.upstreamStatus === 401 || error.upstreamStatus === 403) return error;
+  return new GatewayError(error.status, error.type, error.upstream, { upstream: error.upstream, upstreamStatus: error.upstreamStatus, retryable: error.retryable, headers: error.headers });
+}

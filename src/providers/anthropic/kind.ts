@@ -1,12 +1,5 @@
-import { settingName, type Kind, type Upstream } from "../kind.ts";
-
-export interface AnthropicSettings {
-  apiKey: string;
-  /** Without `/v1`: calls go to `{baseUrl}/v1/messages`. */
-  baseUrl: string;
-}
-
-export const DEFAULT_BASE_URL = "https://api.anthropic.com";
+import { settingName, type Kind } from "../kind.ts";
+import { DEFAULT_BASE_URL, type AnthropicSettings } from "./settings.ts";
 
 /** The Anthropic API (contract 14): Claude's own names, sent as the client wrote them. */
 export const anthropicKind: Kind<AnthropicSettings> = {
@@ -24,11 +17,3 @@ export const anthropicKind: Kind<AnthropicSettings> = {
   // Claude's names go to Anthropic's own API before Bedrock's profiles of them.
   claude: 1,
 };
-
-export const labelOf = (u: Upstream) => `Anthropic upstream '${u.name}'`;
-
-/** The headers of every call: the key, the API version, the client's betas as sent. */
-export function headersOf(u: Upstream<AnthropicSettings>, client?: Headers): Record<string, string> {
-  const beta = client?.get("anthropic-beta");
-  return { ...u.headers, "x-api-key": u.settings.apiKey, "anthropic-version": "2023-06-01", "content-type": "application/json", ...(beta ? { "anthropic-beta": beta } : {}) };
-}

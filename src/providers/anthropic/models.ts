@@ -1,8 +1,8 @@
 import { isObject, stringOr } from "../../lib/read.ts";
 import { settingName, type Upstream as Declared } from "../kind.ts";
-import type { ListedModel } from "../openai/models.ts";
+import type { ListedModel } from "../models.ts";
 import { fetchFailed, readUpstreamJson, upstreamErrorText, type Upstream } from "../../wire/upstream-errors.ts";
-import { headersOf, labelOf, type AnthropicSettings } from "./kind.ts";
+import { headersOf, labelOf, type AnthropicSettings } from "./settings.ts";
 
 /** Pages read at most: Anthropic lists a few dozen models, 1,000 a page. */
 const PAGES = 20;

@@ -1,13 +1,14 @@
-import { indexOf, utf8Slice } from "../../lib/bytes.ts";
+import { utf8Slice } from "../../lib/bytes.ts";
+import { dataOf, firstEventEnd } from "../../lib/sse.ts";
 import { isObject, numberOr, type Json } from "../../lib/read.ts";
 import type { InputTokens } from "../../ir.ts";
-import { checkMessage, renamed } from "../../wire/anthropic/reply.ts";
+import { checkMessage, renamed, renamedStart } from "../../wire/anthropic/reply.ts";
 import { fromAnthropic } from "../../wire/anthropic/usage.ts";
 import type { Upstream as Declared } from "../kind.ts";
 import type { NativeCall, NativeReply } from "../provider.ts";
 import { badShape, fetchError, fetchFailed, parseUpstreamJson, streamedBody, type Upstream } from "../../wire/upstream-errors.ts";
-import { anthropicError, streamError } from "./errors.ts";
-import { headersOf, type AnthropicSettings } from "./kind.ts";
+import { anthropicError, streamError } from "../../wire/anthropic/errors.ts";
+import { headersOf, type AnthropicSettings } from "./settings.ts";
 
 /**
  * Same family, lossless (contract 14): the client's body goes up byte for byte (its `model`
@@ -70,7 +71,7 @@ function opened(up: Upstream, chunks: AsyncIterator<Uint8Array, unknown>, reques
           return head ? { done: false, value: head } : read;
         }
         head = head ? Buffer.concat([head, read.value]) : read.value;
-        const end = eventEnd(head);
+        const end = firstEventEnd(head);
         if (end < 0 && head.length < MAX_HEAD) continue;
         first = false;
         return { done: false, value: end < 0 ? head : firstEvent(up, head, end, requested, (tokens) => (input = tokens)) };
@@ -83,11 +84,9 @@ function opened(up: Upstream, chunks: AsyncIterator<Uint8Array, unknown>, reques
 
 /** The head of the stream with its first event read (and the model renamed when it differs). */
 function firstEvent(up: Upstream, head: Uint8Array, end: number, requested: string, found: (input: InputTokens) => void): Uint8Array {
-  const text = utf8Slice.call(head, 0, end);
-  const data = text.split("\n").filter((line) => line.startsWith("data:")).map((line) => line.slice(5).trimStart()).join("\n");
   let event: unknown;
   try {
-    event = JSON.parse(data);
+    event = JSON.parse(dataOf(utf8Slice.call(head, 0, end)));
   } catch {
     return head;
   }
@@ -96,18 +95,8 @@ function firstEvent(up: Upstream, head: Uint8Array, end: number, requested: stri
   if (event.type !== "message_start" || !isObject(event.message)) return head;
   if (isObject(event.message.usage)) found(fromAnthropic(event.message.usage).input);
   if (event.message.model === requested) return head;
-  const renamedEvent = `event: message_start\ndata: ${JSON.stringify({ ...event, message: { ...event.message, model: requested } })}`;
-  return Buffer.concat([Buffer.from(renamedEvent), head.subarray(end)]);
+  return Buffer.concat([Buffer.from(renamedStart(event, event.message, requested)), head.subarray(end)]);
 }
 
 /** Bytes read at most for the first event: message_start is small. */
 const MAX_HEAD = 64 * 1024;
-const BLANK = Buffer.from("\n\n");
-const BLANK_CRLF = Buffer.from("\r\n\r\n");
-
-/** Where the first event ends: a blank line, written with LF or CRLF as SSE allows. */
-function eventEnd(head: Uint8Array): number {
-  const lf = indexOf.call(head, BLANK);
-  const crlf = indexOf.call(head, BLANK_CRLF);
-  return lf < 0 ? crlf : crlf < 0 ? lf : Math.min(lf, crlf);
-}

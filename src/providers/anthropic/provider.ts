@@ -1,13 +1,13 @@
-import { createParser } from "eventsource-parser";
 import type { StreamEvent } from "../../ir.ts";
+import { sseData } from "../../lib/sse.ts";
 import { decodeReply } from "../../wire/anthropic/reply.ts";
 import { encodeRequest } from "../../wire/anthropic/encode-request.ts";
 import { streamDecoder } from "../../wire/anthropic/stream.ts";
 import { settingName, type Upstream as Declared } from "../kind.ts";
 import type { Provider } from "../provider.ts";
 import { fetchFailed, parseUpstreamJson, streamedBody, type Upstream } from "../../wire/upstream-errors.ts";
-import { anthropicError, streamError } from "./errors.ts";
-import { headersOf, labelOf, type AnthropicSettings } from "./kind.ts";
+import { anthropicError, streamError } from "../../wire/anthropic/errors.ts";
+import { headersOf, labelOf, type AnthropicSettings } from "./settings.ts";
 import { createNative } from "./native.ts";
 
 /**
@@ -38,15 +38,9 @@ export function createAnthropicProvider(upstream: Declared<AnthropicSettings>): 
     async *stream(request, model, signal): AsyncGenerator<StreamEvent> {
       const response = await post(JSON.stringify({ model, ...encodeRequest(request, up.label, true), stream: true }), signal);
       const decode = streamDecoder(up, request);
-      let events: string[] = [];
-      const parser = createParser({ onEvent: ({ data }) => void events.push(data) });
-      const text = new TextDecoder();
       let started = false;
       try {
-        for await (const bytes of streamedBody(up, response, timeout)) {
-          parser.feed(text.decode(bytes, { stream: true }));
-          const ready = events;
-          events = [];
+        for await (const ready of sseData(streamedBody(up, response, timeout))) {
           for (const data of ready) {
             const event = parseUpstreamJson(up, data);
             // An overload sent as the first event, after a 200: nothing has reached the client, another upstream may answer.

@@ -1,7 +1,7 @@
 import { credentialProvider, type Credentials } from "../../lib/aws.ts";
 import { GatewayError } from "../../errors.ts";
 import { unreachable, type Upstream } from "../../wire/upstream-errors.ts";
-import type { BedrockSettings } from "./kind.ts";
+import type { BedrockSettings } from "./settings.ts";
 import { createSigner, signRequest } from "./sigv4.ts";
 
 export interface BedrockAuth {

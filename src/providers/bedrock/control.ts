@@ -3,9 +3,9 @@ import { unprefixed } from "../anthropic-models.ts";
 import { fetchFailed, readUpstreamJson, type Upstream } from "../../wire/upstream-errors.ts";
 import type { Upstream as Declared } from "../kind.ts";
 import { bedrockAuth } from "./auth.ts";
-import { credentialsOf, labelOf, type BedrockSettings } from "./kind.ts";
+import { credentialsOf, labelOf, type BedrockSettings } from "./settings.ts";
 import { canonicalQuery } from "./sigv4.ts";
-import { httpError } from "./transport.ts";
+import { httpError } from "../../wire/aws-errors.ts";
 
 /** A model Bedrock can run by id: a foundation model on demand, or an inference profile. */
 export interface BedrockModel {

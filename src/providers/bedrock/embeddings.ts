@@ -1,5 +1,5 @@
 import { invalidRequest } from "../../errors.ts";
-import { limiter } from "../../files/concurrency.ts";
+import { limiter } from "../../lib/concurrency.ts";
 import { isObject, numberOr } from "../../lib/read.ts";
 import type { EmbeddingRequest, Embeddings } from "../../ir.ts";
 import { badShape, fetchFailed } from "../../wire/upstream-errors.ts";

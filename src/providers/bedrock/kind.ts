@@ -1,16 +1,10 @@
-import { credentialKind, type AwsSettings } from "../../lib/aws.ts";
+import { credentialKind } from "../../lib/aws.ts";
 import { anthropicProfile, GEOS } from "../anthropic-models.ts";
 import type { Kind, Upstream } from "../kind.ts";
+import { known } from "../models.ts";
+import type { BedrockSettings } from "./settings.ts";
 
-export interface BedrockSettings extends AwsSettings {
-  region?: string;
-  /** A Bedrock API key, sent as a bearer token instead of SigV4. */
-  apiKey?: string;
-  endpointUrl?: string;
-  controlEndpointUrl?: string;
-  /** The `anthropic-beta` values passed on to Bedrock, for every model; unset: a built-in list per model. */
-  anthropicBetas?: string[];
-}
+export type { BedrockSettings } from "./settings.ts";
 
 const VENDORS = "anthropic|amazon|ai21|cohere|meta|mistral|deepseek|qwen|openai|writer";
 
@@ -48,6 +42,19 @@ export const bedrockKind: Kind<BedrockSettings> = {
   // Claude's own names are called as the cross-region inference profile of the upstream's region.
   modelFor: (model, s) => anthropicProfile(model, s.region) ?? model,
   claude: 2,
+  catalogue: known([
+    ["anthropic.claude-3-5-sonnet-20241022-v2:0", "anthropic", "2024-10-22"],
+    ["anthropic.claude-3-5-haiku-20241022-v1:0", "anthropic", "2024-10-22"],
+    ["anthropic.claude-3-7-sonnet-20250219-v1:0", "anthropic", "2025-02-19"],
+    ["us.anthropic.claude-sonnet-4-20250514-v1:0", "anthropic", "2025-05-14"],
+    ["amazon.titan-text-express-v1", "amazon", "2023-11-29"],
+    ["amazon.titan-text-lite-v1", "amazon", "2023-11-29"],
+    ["amazon.nova-pro-v1:0", "amazon", "2024-12-03"],
+    ["amazon.nova-lite-v1:0", "amazon", "2024-12-03"],
+    ["meta.llama3-1-70b-instruct-v1:0", "meta", "2024-07-23"],
+    ["mistral.mistral-large-2407-v1:0", "mistral", "2024-07-24"],
+    ["cohere.command-r-plus-v1:0", "cohere", "2024-04-29"],
+  ]),
 };
 
 const rename = (o: Record<string, string>, to: string): Record<string, string> => {
@@ -57,13 +64,4 @@ const rename = (o: Record<string, string>, to: string): Record<string, string> =
 
 function regionSetting(u: Upstream): string {
   return u.origin.variables ? "BETA_REGION" : `region in [upstreams.${u.name}]`;
-}
-
-/** How errors name it: the spec's own upstream as before there were others, a declared one by its name. */
-export const labelOf = (u: Upstream) => (u.origin.variables ? "AWS Bedrock" : `AWS Bedrock upstream '${u.name}'`);
-
-/** How to give it credentials, for errors. */
-export function credentialsOf(u: Upstream): string {
-  if (u.origin.variables) return "BETA_API_KEY, or BETA_ACCESS_KEY_ID and BETA_SECRET_ACCESS_KEY, or BETA_PROFILE";
-  return `api_key, or access_key_id and secret_access_key, or profile in [upstreams.${u.name}]`;
 }

@@ -1,8 +1,7 @@
-import { GatewayError } from "../../errors.ts";
 import { isObject, numberOr, topMembers } from "../../lib/read.ts";
 import { foundationModel } from "../anthropic-models.ts";
 import type { NativeCall, NativeReply } from "../provider.ts";
-import { badShape, fetchError, fetchFailed, parseUpstreamJson } from "../../wire/upstream-errors.ts";
+import { badShape, fetchError, fetchFailed, parseUpstreamJson, verbatim } from "../../wire/upstream-errors.ts";
 import { checkMessage, renamed } from "../../wire/anthropic/reply.ts";
 import { bedrockBetas } from "./betas.ts";
 import { relay } from "./relay.ts";
@@ -64,17 +63,11 @@ const MEMBER_END = /^\s*,\s*/;
 const LAST_STREAM = /\s*,\s*"stream"\s*:\s*(true|false)\s*\}\s*$/;
 const LAST_BRACE = /\s*\}\s*$/;
 
+/**
+ * A 4xx about the request keeps Bedrock's own words (`verbatim`): clients (Claude Code) act on them.
+ * A context overflow is the exception: Bedrock's "Input is too long" becomes Anthropic's "prompt is too long".
+ */
 export function createAnthropicNative(override: string[] | undefined, { up, post, chunks }: BedrockTransport) {
-  /**
-   * A 4xx about the request keeps Bedrock's own words: clients (Claude Code) act on them. A context
-   * overflow is the exception: Bedrock's "Input is too long" becomes Anthropic's "prompt is too long".
-   */
-  const verbatim = (error: unknown): unknown => {
-    if (!(error instanceof GatewayError) || !error.upstream || error.overflow || error.status < 400 || error.status >= 500 || error.status === 429) return error;
-    if (error.upstreamStatus === 401 || error.upstreamStatus === 403) return error;
-    return new GatewayError(error.status, error.type, error.upstream, { upstream: error.upstream, upstreamStatus: error.upstreamStatus, retryable: error.retryable, headers: error.headers });
-  };
-
   async function messages(call: NativeCall): Promise<NativeReply> {
     const { model, requested, stream, signal } = call;
     const body = invokeBody(call, model, override);
@@ -87,9 +80,9 @@ export function createAnthropicNative(override: string[] | undefined, { up, post
         return { kind: "json", body: renamed(text, reply as Record<string, unknown>, requested), contentType: "application/json", ...(usage ? { usage } : {}) };
       }
       const response = await post(model, "invoke-with-response-stream", body, signal);
-      return { kind: "stream", body: relay(up, chunks(response), requested), contentType: "text/event-stream", failure: (error) => verbatim(fetchError(up, error, true)) as Error };
+      return { kind: "stream", body: relay(up, chunks(response), requested), contentType: "text/event-stream", failure: (error) => verbatim(fetchError(up, error, true), false) as Error };
     } catch (error) {
-      throw verbatim(error);
+      throw verbatim(error, false);
     }
   }
 
@@ -100,7 +93,7 @@ export function createAnthropicNative(override: string[] | undefined, { up, post
     // InvokeModel's body needs max_tokens; a count does not depend on it.
     const body = invokeBody({ ...call, json: raw }, modelId, override, raw.max_tokens === undefined ? { max_tokens: 1 } : {});
     const response = await post(modelId, "count-tokens", JSON.stringify({ input: { invokeModel: { body } } }), call.signal).catch((error) => {
-      throw verbatim(error);
+      throw verbatim(error, false);
     });
     const reply = parseUpstreamJson(up, await response.text().catch((error) => fetchFailed(up, error, true)));
     const tokens = isObject(reply) ? numberOr(reply.inputTokens) : undefined;

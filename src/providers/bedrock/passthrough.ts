@@ -1,12 +1,11 @@
-import { GatewayError } from "../../errors.ts";
 import { fromAnthropic } from "../../wire/anthropic/usage.ts";
 import { fromConverse } from "../../wire/converse/client.ts";
 import { isObject } from "../../lib/read.ts";
 import type { Usage } from "../../ir.ts";
 import type { NativeCall, NativeReply } from "../provider.ts";
-import { fetchError, fetchFailed, parseUpstreamJson } from "../../wire/upstream-errors.ts";
+import { fetchError, fetchFailed, parseUpstreamJson, verbatim } from "../../wire/upstream-errors.ts";
 import type { BedrockTransport } from "./transport.ts";
-import { eventDecoder } from "./transport.ts";
+import { eventDecoder } from "../../wire/event-stream/read.ts";
 
 /**
  * Bedrock Runtime clients (the AWS SDKs, Claude Code in Bedrock mode) to a Bedrock upstream: the
@@ -15,13 +14,7 @@ import { eventDecoder } from "./transport.ts";
  * here: Bedrock sends throttling as a stream's first frame, which must be an error that is retried.
  */
 export function createPassthrough({ up, post, chunks }: BedrockTransport) {
-  /** A 4xx about the request keeps Bedrock's own words: the client wrote the body, it acts on them. */
-  const verbatim = (error: unknown): unknown => {
-    if (!(error instanceof GatewayError) || !error.upstream || error.status < 400 || error.status >= 500 || error.status === 429) return error;
-    if (error.upstreamStatus === 401 || error.upstreamStatus === 403) return error;
-    return new GatewayError(error.status, error.type, error.upstream, { upstream: error.upstream, upstreamStatus: error.upstreamStatus, retryable: error.retryable, headers: error.headers });
-  };
-
+  // A 4xx about the request keeps Bedrock's own words (`verbatim`), a context overflow's too: the client wrote the body, it acts on them.
   const call = (converse: boolean) => async (native: NativeCall): Promise<NativeReply> => {
     const { model, stream, signal, body } = native;
     const action = converse ? (stream ? "converse-stream" : "converse") : stream ? "invoke-with-response-stream" : "invoke";
@@ -32,9 +25,9 @@ export function createPassthrough({ up, post, chunks }: BedrockTransport) {
         const usage = (converse ? undefined : headerUsage(response.headers)) ?? bodyUsage(parseUpstreamJson(up, text));
         return { kind: "json", body: text, contentType: response.headers.get("content-type") ?? "application/json", ...(usage ? { usage } : {}) };
       }
-      return { kind: "stream", body: checked(chunks(response)), contentType: "application/vnd.amazon.eventstream", failure: (error) => verbatim(fetchError(up, error, true)) as Error };
+      return { kind: "stream", body: checked(chunks(response)), contentType: "application/vnd.amazon.eventstream", failure: (error) => verbatim(fetchError(up, error, true), true) as Error };
     } catch (error) {
-      throw verbatim(error);
+      throw verbatim(error, true);
     }
   };
 

@@ -2,7 +2,7 @@ import type { StreamDecoder } from "../../wire/codec.ts";
 import type { ChatReply, ChatRequest, StreamEvent } from "../../ir.ts";
 import type { Upstream as Declared } from "../kind.ts";
 import type { Provider } from "../provider.ts";
-import type { BedrockSettings } from "./kind.ts";
+import type { BedrockSettings } from "./settings.ts";
 import { parseUpstreamJson, type Upstream } from "../../wire/upstream-errors.ts";
 import { decodeReply as decodeClaude } from "../../wire/anthropic/reply.ts";
 import { encodeRequest as encodeClaude } from "../../wire/anthropic/encode-request.ts";

@@ -2,7 +2,8 @@ import { indexOf } from "../../lib/bytes.ts";
 import { isObject } from "../../lib/read.ts";
 import { badShape, type Upstream } from "../../wire/upstream-errors.ts";
 import type { Span } from "../../wire/event-stream/frames.ts";
-import { eventDecoder, parsePayload } from "./transport.ts";
+import { renamedStart } from "../../wire/anthropic/reply.ts";
+import { eventDecoder, parsePayload } from "../../wire/event-stream/read.ts";
 
 /**
  * Claude's stream on Bedrock as Anthropic's server-sent events, each event's JSON as Bedrock sent it.
@@ -146,7 +147,7 @@ function sseEvent(up: Upstream, text: string, requested: string): string {
   }
   if (!isObject(event) || typeof event.type !== "string" || !NAME.test(event.type)) throw badShape(up, "a stream event without a type", text.slice(0, 500));
   if (event.type === "message_start" && isObject(event.message)) {
-    return `event: message_start\ndata: ${JSON.stringify({ ...event, message: { ...event.message, model: requested } })}\n\n`;
+    return `${renamedStart(event, event.message, requested)}\n\n`;
   }
   return `event: ${event.type}\ndata: ${text}\n\n`;
 }

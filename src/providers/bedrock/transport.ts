@@ -1,19 +1,11 @@
-import type { GatewayError } from "../../errors.ts";
-import { isObject } from "../../lib/read.ts";
-import { badShape, fetchFailed, fromUpstreamStatus, parseUpstreamJson, readUpstreamJson, streamedBody, type Upstream } from "../../wire/upstream-errors.ts";
+import { fetchFailed, readUpstreamJson, streamedBody, type Upstream } from "../../wire/upstream-errors.ts";
 import type { Upstream as Declared } from "../kind.ts";
 import { bedrockAuth } from "./auth.ts";
-import { credentialsOf, labelOf, type BedrockSettings } from "./kind.ts";
-import { utf8Slice } from "../../lib/bytes.ts";
-import { decodeFrame, frameSplitter, type Span } from "../../wire/event-stream/frames.ts";
+import { credentialsOf, labelOf, type BedrockSettings } from "./settings.ts";
+import { httpError } from "../../wire/aws-errors.ts";
+import { events } from "../../wire/event-stream/read.ts";
 
 export type Action = "invoke" | "invoke-with-response-stream" | "converse" | "converse-stream" | "count-tokens";
-
-/** One event of a Bedrock response stream: its `:event-type` and its JSON payload. */
-export interface BedrockEvent {
-  type: string;
-  body: Record<string, unknown>;
-}
 
 /**
  * Bedrock Runtime calls as signed fetches: the SDK client's per-call middleware stack cost more
@@ -52,97 +44,3 @@ export function bedrockEndpoint({ region, endpointUrl }: Pick<BedrockSettings, "
 }
 
 export type BedrockTransport = ReturnType<typeof createBedrockTransport>;
-
-/** The frames of a Bedrock event stream, decoded and checksummed; an exception frame throws. */
-async function* events(up: Upstream, chunks: AsyncIterable<Uint8Array>): AsyncGenerator<BedrockEvent> {
-  const decode = eventDecoder(up);
-  try {
-    for await (const chunk of chunks) {
-      for (const frame of decode.frames(chunk)) {
-        const { type, payload } = decode.event(frame);
-        yield { type, body: parsePayload(up, payload) };
-      }
-    }
-    decode.end();
-  } catch (error) {
-    fetchFailed(up, error, true);
-  }
-}
-
-/** An event's JSON payload, which must be an object. */
-export function parsePayload(up: Upstream, payload: Span): Record<string, unknown> {
-  const text = utf8Slice.call(payload.bytes, payload.start, payload.end);
-  const body = parseUpstreamJson(up, text);
-  if (!isObject(body)) throw badShape(up, "an event whose payload is not an object", text);
-  return body;
-}
-
-/**
- * Bedrock's event stream read as its chunks come: `frames` gives the frames a chunk completed,
- * `event` each one's type and payload as bytes (a caller that hands the payload on need not parse
- * it). An exception or error frame throws the error it names.
- */
-export function eventDecoder(up: Upstream) {
-  const split = frameSplitter(up);
-  return {
-    frames: split.push,
-    event(frame: Span): { type: string; payload: Span } {
-      const { headers, payload: body } = decodeCheckedFrame(up, frame);
-      const kind = headers[":message-type"];
-      if (kind === "event") return { type: String(headers[":event-type"]), payload: body };
-      const payload = parsePayload(up, body);
-      if (kind === "exception") throw awsError(up, String(headers[":exception-type"]), undefined, String(payload.message ?? "The model stream failed."));
-      throw awsError(up, String(headers[":error-code"]), undefined, headers[":error-message"] ?? "The model stream failed.");
-    },
-    end: split.end,
-  };
-}
-
-function decodeCheckedFrame(up: Upstream, frame: Span) {
-  try {
-    return decodeFrame(frame);
-  } catch (error) {
-    throw badShape(up, `a broken event-stream frame (${error instanceof Error ? error.message : String(error)})`);
-  }
-}
-
-const STATUS_BY_NAME = new Map<string, number>(Object.entries({
-  ThrottlingException: 429,
-  ServiceQuotaExceededException: 429,
-  ModelTimeoutException: 504,
-  ValidationException: 400,
-  ResourceNotFoundException: 404,
-  AccessDeniedException: 403,
-  UnrecognizedClientException: 403,
-  ExpiredTokenException: 403,
-  InvalidSignatureException: 403,
-  ModelStreamErrorException: 503,
-  InternalServerException: 503,
-  ServiceUnavailableException: 503,
-  ModelNotReadyException: 503,
-  ModelErrorException: 503,
-}));
-/** AWS errors worth another try (contract 10); the rest are final whatever their status. */
-const RETRYABLE = new Set(["ThrottlingException", "ServiceUnavailableException", "ModelNotReadyException", "InternalServerException", "ModelTimeoutException"]);
-
-/** AWS names errors in `x-amzn-ErrorType` (HTTP) or `:exception-type` (stream, camelCase). */
-function awsError(up: Upstream, name: string, status: number | undefined, message: string, retryAfter?: string | null): GatewayError {
-  const type = name.charAt(0).toUpperCase() + name.slice(1);
-  const known = STATUS_BY_NAME.get(type);
-  return fromUpstreamStatus(up, known ?? status ?? 503, message, retryAfter, known === undefined ? undefined : RETRYABLE.has(type));
-}
-
-export async function httpError(up: Upstream, response: Response): Promise<GatewayError> {
-  const text = await response.text().catch(() => "");
-  let body: Record<string, unknown> = {};
-  try {
-    const parsed = JSON.parse(text);
-    if (isObject(parsed)) body = parsed;
-  } catch {
-    // not JSON: the text itself is the message
-  }
-  // "ValidationException:http://internal..." or "com.amazon.bedrock#ValidationException"
-  const name = (response.headers.get("x-amzn-errortype") ?? String(body.__type ?? "")).split(":")[0]!.split("#").at(-1)!;
-  const message = body.message ?? body.Message;
-  return awsError(up, name, response.status, typeof message === "string" ? message : text.slice(0, 500), response.headers.get("retry-after"));
-}

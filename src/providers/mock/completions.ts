@@ -1,5 +1,5 @@
+import { sseBytes } from "../../wire/codec.ts";
 import { completions } from "../../wire/completions/codec.ts";
-import { sseText } from "../../lib/sse.ts";
 import type { ChatReply, ChatRequest, StreamEvent } from "../../ir.ts";
 import type { NativeCall, NativeReply } from "../provider.ts";
 
@@ -13,14 +13,5 @@ export async function textCompletion(call: NativeCall, script: (request: ChatReq
     const reply = await collect(script(request));
     return { kind: "json", body: JSON.stringify(completions.encodeReply(reply, call.requested)), contentType: "application/json", ...(reply.usage ? { usage: reply.usage } : {}) };
   }
-  const encoder = completions.streamEncoder(call.requested, request);
-  const bytes = new TextEncoder();
-  async function* body(): AsyncGenerator<Uint8Array> {
-    for await (const event of script(request)) {
-      const events = encoder.event(event);
-      if (events.length) yield bytes.encode(sseText(events));
-    }
-    yield bytes.encode(sseText(encoder.end()));
-  }
-  return { kind: "stream", body: body(), contentType: "text/event-stream", failure: (error) => error as Error };
+  return { kind: "stream", body: sseBytes(completions.streamEncoder(call.requested, request), script(request)), contentType: "text/event-stream", failure: (error) => error as Error };
 }

@@ -1,15 +1,8 @@
-import { settingName, type Kind, type Upstream } from "../kind.ts";
+import { settingName, type Kind } from "../kind.ts";
+import { known } from "../models.ts";
+import { DEFAULT_BASE_URL, type OpenAISettings } from "./settings.ts";
 
-export interface OpenAISettings {
-  baseUrl: string;
-  apiKey?: string;
-  /** Added to every URL (Azure's `api-version`). */
-  query?: Record<string, string>;
-  /** Mid-conversation system messages join the system text (chat templates that refuse them in place). */
-  systemOnTop: boolean;
-}
-
-export const DEFAULT_BASE_URL = "https://api.openai.com/v1";
+export { DEFAULT_BASE_URL, type OpenAISettings } from "./settings.ts";
 
 /** Any OpenAI-compatible server: OpenAI, Ollama, vLLM, LM Studio, llama.cpp, OpenRouter, Groq, … */
 export const openaiKind: Kind<OpenAISettings> = {
@@ -28,14 +21,12 @@ export const openaiKind: Kind<OpenAISettings> = {
   list: (u) => import("./models.ts").then((m) => m.listOpenAIModels(u)),
   where: (s) => s.baseUrl,
   patterns: [/^(gpt-|text-|dall-e-|chatgpt-|o1|o3|o4|ft:)/],
+  catalogue: known([
+    ["gpt-4o", "openai", "2024-05-13"],
+    ["gpt-4o-mini", "openai", "2024-07-18"],
+    ["gpt-4.1", "openai", "2025-04-14"],
+    ["gpt-4.1-mini", "openai", "2025-04-14"],
+    ["o3-mini", "openai", "2025-01-31"],
+    ["o4-mini", "openai", "2025-04-16"],
+  ]),
 };
-
-
-/** How errors name it: the spec's own upstream as before there were others, a declared one by its name. */
-export const labelOf = (u: Upstream) => (u.origin.variables ? "OpenAI upstream" : `OpenAI-compatible upstream '${u.name}'`);
-
-/** The URL of one of the server's paths, with the upstream's query. */
-export function urlOf(settings: OpenAISettings, path: string): string {
-  const query = settings.query && new URLSearchParams(settings.query).toString();
-  return `${settings.baseUrl}${path}${query ? `?${query}` : ""}`;
-}

@@ -1,13 +1,11 @@
 import { isObject, numberOr, stringOr } from "../../lib/read.ts";
 import { settingName, shownUrl, type Upstream as Declared } from "../kind.ts";
-import { labelOf, urlOf, type OpenAISettings } from "./kind.ts";
+import type { ListedModel } from "../models.ts";
+import { labelOf, urlOf, type OpenAISettings } from "./settings.ts";
 import { fetchFailed, fromUpstreamStatus, readUpstreamJson, type Upstream } from "../../wire/upstream-errors.ts";
 
-export interface ListedModel {
-  id: string;
-  owned_by: string;
-  created: number;
-}
+// Where routing/discovery.ts still takes it from.
+export type { ListedModel };
 
 /** `GET {base_url}/models`: what OpenAI, Ollama, vLLM, LM Studio and llama.cpp serve. */
 export async function listOpenAIModels(upstream: Declared<OpenAISettings>): Promise<ListedModel[]> {

@@ -1,11 +1,12 @@
-import { createParser } from "eventsource-parser";
 import type { Usage } from "../../ir.ts";
+import { sseData } from "../../lib/sse.ts";
 import { GatewayError } from "../../errors.ts";
 import { settingName, shownUrl, type Upstream as Declared } from "../kind.ts";
 import type { NativeCall, NativeReply, Provider } from "../provider.ts";
-import { labelOf, urlOf, type OpenAISettings } from "./kind.ts";
+import { labelOf, urlOf, type OpenAISettings } from "./settings.ts";
 import { fetchError, fetchFailed, parseUpstreamJson, streamedBody, upstreamErrorText, type Upstream } from "../../wire/upstream-errors.ts";
-import { checkEmbeddings, checkTextCompletion } from "../../wire/completions/replies.ts";
+import { checkTextCompletion } from "../../wire/completions/codec.ts";
+import { checkEmbeddings } from "../../wire/embeddings/codec.ts";
 import { checkResponse } from "../../wire/responses/reply.ts";
 import { encodeRequest } from "../../wire/openai-chat/encode-request.ts";
 import { checkCompletion, decodeReply } from "../../wire/openai-chat/reply.ts";
@@ -52,19 +53,9 @@ export function createOpenAIProvider(upstream: Declared<OpenAISettings>): Provid
     async *stream(request, model, signal) {
       const response = await post(JSON.stringify(encodeRequest({ ...request, stream: true }, model, settings.systemOnTop)), signal);
       const decode = streamDecoder(up);
-      let events: string[] = [];
-      const parser = createParser({
-        onEvent: ({ data }) => {
-          if (data !== "[DONE]") events.push(data);
-        },
-      });
-      const text = new TextDecoder();
       try {
-        for await (const bytes of streamedBody(up, response, timeout)) {
-          parser.feed(text.decode(bytes, { stream: true }));
-          const ready = events;
-          events = [];
-          for (const data of ready) yield* decode(parseChunk(up, data));
+        for await (const ready of sseData(streamedBody(up, response, timeout))) {
+          for (const data of ready) if (data !== "[DONE]") yield* decode(parseChunk(up, data));
         }
       } catch (error) {
         fetchFailed(up, error, true);

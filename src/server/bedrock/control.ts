@@ -1,5 +1,5 @@
 import { notFound } from "../../errors.ts";
-import { ANTHROPIC_MODELS, anthropicProfile, foundationModel } from "../../providers/anthropic-models.ts";
+import { claudeBedrockIds, foundationModel } from "../../providers/anthropic-models.ts";
 import type { Discovery } from "../../routing/discovery.ts";
 import type { Live } from "../../routing/live.ts";
 
@@ -35,11 +35,7 @@ export function createControlPlane(upstreams: Live, discovery: Discovery) {
   function models(): Routed[] {
     const out = new Map<string, Routed>();
     for (const m of discovery.list(route)) out.set(m.id, { id: m.id, vendor: m.owned_by, created: m.created });
-    for (const [name, model] of ANTHROPIC_MODELS) {
-      if (model.aliasOf) continue;
-      const created = Math.floor(Date.parse(model.released) / 1000);
-      for (const id of [name, anthropicProfile(name, REGION)!, model.bedrock]) if (!out.has(id) && route(id)) out.set(id, { id, vendor: "anthropic", created });
-    }
+    for (const m of claudeBedrockIds(REGION)) if (!out.has(m.id) && route(m.id)) out.set(m.id, { id: m.id, vendor: m.owned_by, created: m.created });
     return [...out.values()];
   }
 

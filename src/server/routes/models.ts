@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import { notFound, validationError } from "../../errors.ts";
-import { ANTHROPIC_MODELS } from "../../providers/anthropic-models.ts";
+import { anthropicDisplayName, claudeListing, isAnthropicName } from "../../providers/anthropic-models.ts";
 import type { Discovery } from "../../routing/discovery.ts";
 import type { Live } from "../../routing/live.ts";
 import { auth, type Guard } from "../auth.ts";
@@ -42,13 +42,10 @@ export function modelRoutes(upstreams: Live, guard: Guard, discovery: Discovery)
     }
   };
   // Claude's own names, when an upstream that takes them is configured.
-  const claude = (): ModelInfo[] => {
-    const first = route("claude-sonnet-4-5");
-    if (!first || !upstreams.current().providers.configured(first)) return [];
-    return [...ANTHROPIC_MODELS].filter(([, m]) => !m.aliasOf).map(([id, m]) => ({ id, object: "model", created: unix(m.released), owned_by: "anthropic", provider: route(id) ?? first }));
-  };
+  const claude = (): ModelInfo[] =>
+    claudeListing(route, (name) => upstreams.current().providers.configured(name)).map(({ id, created, owned_by, provider }) => ({ id, object: "model", created, owned_by, provider }));
   const listed = (): ModelInfo[] =>
-    discovery.list(route).filter((m) => !ANTHROPIC_MODELS.has(m.id)).map(({ id, created, owned_by, provider }) => ({ id, object: "model" as const, created, owned_by, provider }));
+    discovery.list(route).filter((m) => !isAnthropicName(m.id)).map(({ id, created, owned_by, provider }) => ({ id, object: "model" as const, created, owned_by, provider }));
   // OpenAI's list keeps the upstreams' order (a chat's default model is the first one); Claude's names come before the first upstream that takes them.
   const models = (): ModelInfo[] => {
     const all = listed();
@@ -88,11 +85,9 @@ function decoded(segment: string): string {
 }
 
 const isAnthropic = (request: Request) => request.headers.has("anthropic-version");
-const unix = (day: string) => Math.floor(Date.parse(day) / 1000);
 
 function anthropicShape(model: ModelInfo): AnthropicModelInfo {
-  const own = ANTHROPIC_MODELS.get(model.id);
-  return { type: "model", id: model.id, display_name: own?.display ?? model.id, created_at: new Date(model.created * 1000).toISOString().replace(".000Z", "Z"), lifecycle: "active" };
+  return { type: "model", id: model.id, display_name: anthropicDisplayName(model.id), created_at: new Date(model.created * 1000).toISOString().replace(".000Z", "Z"), lifecycle: "active" };
 }
 
 /** Anthropic's cursor pages: `after_id` / `before_id` (exclusive), `limit` 1 to 1000. */

@@ -119,3 +119,8 @@ export function renamed(text: string, reply: Record<string, unknown>, requested:
   if (model) return `${text.slice(0, model.valueStart)}${JSON.stringify(requested)}${text.slice(model.end)}`;
   return JSON.stringify({ ...reply, model: requested });
 }
+
+/** A stream's `message_start` naming the model the client asked for, as its SSE lines (the blank line after it left to the caller). */
+export function renamedStart(event: Record<string, unknown>, message: Record<string, unknown>, requested: string): string {
+  return `event: message_start\ndata: ${JSON.stringify({ ...event, message: { ...message, model: requested } })}`;
+}

@@ -1,7 +1,7 @@
 import type { ChatRequest, SseEvent } from "../../ir.ts";
 import { anthropic } from "../anthropic/codec.ts";
 import type { Codec, StreamEncoder } from "../codec.ts";
-import { exceptionEvent } from "../converse/client.ts";
+import { exceptionEvent } from "../aws-errors.ts";
 import { writeEvents } from "../event-stream/write.ts";
 import type { Json } from "../../lib/read.ts";
 import { titanText } from "../titan/codec.ts";

@@ -1,16 +1,17 @@
 import { invalidRequest, validationError } from "../../errors.ts";
-import { textOf, type ChatReply, type ChatRequest, type Finish, type SseEvent } from "../../ir.ts";
-import { randomId, type Codec, type StreamEncoder } from "../codec.ts";
-import { usageIn } from "../openai-chat/usage.ts";
+import { textOf, type ChatReply, type ChatRequest, type Finish, type SseEvent, type Usage } from "../../ir.ts";
 import { isObject, optionalBoolean, optionalString, type Json } from "../../lib/read.ts";
-import { toOpenAIChat } from "../openai-chat/usage.ts";
+import { randomId, type Codec, type StreamEncoder } from "../codec.ts";
+import { fromOpenAIChat, toOpenAIChat, usageIn } from "../openai-chat/usage.ts";
+import { badShape, type Upstream } from "../upstream-errors.ts";
 import { usageTracker } from "../usage.ts";
 
 /**
  * OpenAI's legacy completions (`POST /v1/completions`, contract 18): `prompt` and `suffix` for
  * fill-in-the-middle. Served only where the upstream takes the body as sent (OpenAI-compatible
  * servers, the mock), so the request is read only for what routing needs: the model and `stream`.
- * The replies are written here for the mock: `text_completion`, whole or streamed.
+ * The replies are written here for the mock: `text_completion`, whole or streamed; an upstream's
+ * is checked as it passes through (checkTextCompletion).
  */
 
 const ONLY_NATIVE = { field: "model", reason: "POST /v1/completions is served by openai upstreams and by the mock only." };
@@ -71,3 +72,11 @@ function streamEncoder(model: string, request: ChatRequest): StreamEncoder {
 }
 
 export const completions: Codec = { decodeRequest, encodeReply, streamEncoder, lastEvent: "[DONE]", dialect: "openai-completions", usageIn };
+
+/** An upstream's reply passed through whole, checked, never changed, its token counts read; a reply of the wrong shape is the upstream failing. */
+export function checkTextCompletion(body: unknown, up: Upstream): Usage | undefined {
+  const bad = (what: string) => badShape(up, what, JSON.stringify(body));
+  if (!isObject(body) || !Array.isArray(body.choices)) throw bad("no choices in the completion");
+  if (!body.choices.every((choice) => isObject(choice) && typeof choice.text === "string")) throw bad("a choice without text");
+  return fromOpenAIChat(body.usage);
+}

@@ -1,15 +1,16 @@
-import { invalidRequest, validationError, type GatewayError } from "../../errors.ts";
+import { invalidRequest, validationError } from "../../errors.ts";
 import { type ChatReply, type ChatRequest, type FinishReason, type Message, type Part, type SseEvent, type StreamEvent, type Tool, type ToolChoice, type Usage } from "../../ir.ts";
 import type { StreamEncoder } from "../codec.ts";
 import { isObject, memberObject, messageList, numberOr, optionalString, parseArguments, stringOr, type Json } from "../../lib/read.ts";
 import { NO_INPUT, usageTracker } from "../usage.ts";
+import { exceptionEvent } from "../aws-errors.ts";
 
 /**
  * Bedrock's Converse API, the client's side (`POST /model/{id}/converse` and `converse-stream` on
  * parley): requests decoded into the IR, replies and stream events written as Bedrock writes them.
  * The upstream's side is converse.ts beside it; usage both ways is here (fromConverse).
  * A stream's events are `{ event: <Converse event name>, data: <its payload> }`, which the Bedrock
- * edge writes as event-stream frames; an error is an `exception` event (exceptionEvent).
+ * edge writes as event-stream frames; an error is an `exception` event (aws-errors.ts).
  */
 
 // ---- Converse request -> IR ----
@@ -132,21 +133,6 @@ export function encodeConverseReply(reply: ChatReply): unknown {
 }
 
 // ---- IR stream -> Converse stream events ----
-
-/** The event a Bedrock stream fails with: the SDKs raise it as the exception it names. */
-export function exceptionEvent(error: GatewayError): SseEvent {
-  return { event: "exception", data: { type: streamExceptionName(error.status), message: error.message } };
-}
-
-/** The stream exceptions Converse and InvokeModelWithResponseStream declare, by status. */
-function streamExceptionName(status: number): string {
-  if (status === 429) return "throttlingException";
-  if (status === 400 || status === 413 || status === 422) return "validationException";
-  if (status === 408 || status === 504) return "modelTimeoutException";
-  if (status === 503) return "serviceUnavailableException";
-  if (status >= 500) return "modelStreamErrorException";
-  return "validationException";
-}
 
 export function converseStream(): StreamEncoder {
   const start = performance.now();

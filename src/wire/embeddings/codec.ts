@@ -1,8 +1,13 @@
 import { invalidRequest, validationError } from "../../errors.ts";
-import type { EmbeddingRequest, Embeddings } from "../../ir.ts";
-import { optionalString, positiveInt, type Json } from "../../lib/read.ts";
+import type { EmbeddingRequest, Embeddings, Usage } from "../../ir.ts";
+import { isObject, optionalString, positiveInt, type Json } from "../../lib/read.ts";
+import { fromOpenAIChat } from "../openai-chat/usage.ts";
+import { badShape, type Upstream } from "../upstream-errors.ts";
 
-/** OpenAI's embeddings request and reply (contract 18), read into the IR and written from it. */
+/**
+ * OpenAI's embeddings (contract 18): the request read into the IR and the reply written from it
+ * (the core's converted route and the mock), and an upstream's reply checked as it passes through.
+ */
 
 export type EncodingFormat = "float" | "base64";
 
@@ -53,4 +58,12 @@ export function encodeEmbeddings({ vectors, inputTokens }: Embeddings, model: st
 function base64(vector: number[]): string {
   const floats = Float32Array.from(vector);
   return Buffer.from(floats.buffer, floats.byteOffset, floats.byteLength).toString("base64");
+}
+
+/** An upstream's reply passed through whole, checked, never changed, its token counts read: only input (`prompt_tokens`). */
+export function checkEmbeddings(body: unknown, up: Upstream): Usage | undefined {
+  const bad = (what: string) => badShape(up, what, JSON.stringify(body).slice(0, 2000));
+  if (!isObject(body) || !Array.isArray(body.data)) throw bad("no data list in the embeddings");
+  if (!body.data.every((item) => isObject(item) && (Array.isArray(item.embedding) || typeof item.embedding === "string"))) throw bad("an item without an embedding");
+  return fromOpenAIChat(body.usage);
 }

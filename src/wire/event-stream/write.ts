@@ -2,10 +2,10 @@ import type { SseEvent } from "../../ir.ts";
 
 /**
  * AWS event-stream frames, as Bedrock writes its streams: prelude (total length, headers length,
- * prelude CRC32), headers, payload, message CRC32. The writer beside the reader of
- * src/providers/bedrock/frames.ts, with Bun's CRC32 (smithy's codec computes it in JavaScript);
- * the tests read its frames with the AWS SDK. An `exception` event (wire/converse/client.ts) becomes an
- * exception frame, which the SDKs raise as the exception its `type` names.
+ * prelude CRC32), headers, payload, message CRC32. The writer beside the reader (frames.ts), with
+ * Bun's CRC32 (smithy's codec computes it in JavaScript); the tests read its frames with the AWS
+ * SDK. An `exception` event (aws-errors.ts) becomes an exception frame, which the SDKs raise as
+ * the exception its `type` names.
  */
 
 const encoder = new TextEncoder();
