@@ -161,7 +161,7 @@ describe("Gemini on Vertex", () => {
   test("a 429 is retryable; a 401 drops the token so the next call asks again", async () => {
     fake.gemini.next({ kind: "error", status: 429, message: "Quota exceeded for aiplatform.googleapis.com/generate_content_requests_per_minute_per_project_per_base_model" });
     expect(await vertex.complete(ask("Hi"), "gemini-2.5-pro", signal).catch((e) => e)).toMatchObject({ status: 429, retryable: true });
-    const expired = (await vertexKind.build({ ...upstream, settings: { ...upstream.settings, apiKey: "ya29.expired" } })) as ReturnType<typeof createVertexProvider>;
+    const expired = (await vertexKind.build({ ...upstream, settings: { ...upstream.settings, accessToken: "ya29.expired" } })) as ReturnType<typeof createVertexProvider>;
     expect(await expired.complete(ask("Hi"), "gemini-2.5-pro", signal).catch((e) => e)).toMatchObject({ status: 502 });
   });
 });

@@ -1,6 +1,6 @@
 import { isObject, stringOr } from "../../lib/read.ts";
 import { settingName, type Upstream as Declared } from "../kind.ts";
-import type { ListedModel } from "../openai/models.ts";
+import type { ListedModel } from "../models.ts";
 import { fetchFailed, readUpstreamJson, type Upstream } from "../../wire/upstream-errors.ts";
 import { geminiError } from "../../wire/gemini/errors.ts";
 import { bareModel, headersOf, labelOf, type GeminiSettings } from "./settings.ts";

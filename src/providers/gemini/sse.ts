@@ -1,4 +1,4 @@
-import { createParser } from "eventsource-parser";
+import { sseData } from "../../lib/sse.ts";
 import { fetchFailed, parseUpstreamJson, streamedBody, type Upstream } from "../../wire/upstream-errors.ts";
 
 /**
@@ -7,16 +7,8 @@ import { fetchFailed, parseUpstreamJson, streamedBody, type Upstream } from "../
  * connection or silence, never an unreachable upstream.
  */
 export async function* sseJson(up: Upstream, response: Response, timeoutMs: number): AsyncGenerator<unknown> {
-  let events: string[] = [];
-  const parser = createParser({ onEvent: ({ data }) => void events.push(data) });
-  const text = new TextDecoder();
   try {
-    for await (const bytes of streamedBody(up, response, timeoutMs)) {
-      parser.feed(text.decode(bytes, { stream: true }));
-      const ready = events;
-      events = [];
-      for (const data of ready) yield parseUpstreamJson(up, data);
-    }
+    for await (const ready of sseData(streamedBody(up, response, timeoutMs))) for (const data of ready) yield parseUpstreamJson(up, data);
   } catch (error) {
     fetchFailed(up, error, true);
   }

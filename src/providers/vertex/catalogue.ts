@@ -1,4 +1,5 @@
 import { ANTHROPIC_MODELS } from "../anthropic-models.ts";
+import type { ListedModel } from "../models.ts";
 import { toVertexId } from "./model-ids.ts";
 
 /**
@@ -9,7 +10,7 @@ import { toVertexId } from "./model-ids.ts";
  */
 const GEMINI = ["gemini-3-pro-preview", "gemini-3-flash-preview", "gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite", "gemini-2.0-flash", "gemini-embedding-001", "text-embedding-005"];
 
-export const VERTEX_CATALOGUE: readonly { id: string; owned_by: string; created: number }[] = [
+export const VERTEX_CATALOGUE: readonly ListedModel[] = [
   ...[...ANTHROPIC_MODELS].filter(([, m]) => !m.aliasOf).map(([name, m]) => ({ id: toVertexId(name), owned_by: "anthropic", created: Math.floor(Date.parse(m.released) / 1000) })),
   ...GEMINI.map((id) => ({ id, owned_by: "google", created: 0 })),
 ];

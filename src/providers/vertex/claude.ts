@@ -5,7 +5,7 @@ import { checkMessage, decodeReply, renamed } from "../../wire/anthropic/reply.t
 import { streamDecoder } from "../../wire/anthropic/stream.ts";
 import { toVertexBody, VERTEX_ANTHROPIC_VERSION } from "../../wire/anthropic/vertex.ts";
 import { badShape, fetchError, fetchFailed, parseUpstreamJson, streamedBody, type Upstream } from "../../wire/upstream-errors.ts";
-import { streamError } from "../anthropic/errors.ts";
+import { streamError } from "../../wire/anthropic/errors.ts";
 import { sseJson } from "../gemini/sse.ts";
 import type { NativeCall, NativeReply } from "../provider.ts";
 import { relayed } from "./relay.ts";

@@ -28,8 +28,9 @@ export interface Tokens {
 }
 
 export function createTokens(s: VertexSettings, up: Upstream, fetcher: UpstreamFetch = fetch, timeoutMs = 30_000): Tokens {
-  if (s.apiKey) {
-    const token = s.apiKey;
+  const given = s.accessToken ?? s.apiKey;
+  if (given) {
+    const token = given;
     return { token: async () => token, forget() {}, exchanges: 0 };
   }
   const { source, file } = credentialSource(s);

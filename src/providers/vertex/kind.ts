@@ -1,4 +1,5 @@
 import type { Kind } from "../kind.ts";
+import { VERTEX_CATALOGUE } from "./catalogue.ts";
 import { isClaude, toVertexId } from "./model-ids.ts";
 import { credentialSource, DEFAULT_REGION, hostOf, type VertexSettings } from "./settings.ts";
 
@@ -12,7 +13,7 @@ export const vertexKind: Kind<VertexSettings> = {
     return {
       project: s("project") ?? "",
       region: s("region") ?? DEFAULT_REGION,
-      ...(s("access_token") ? { apiKey: s("access_token") } : {}),
+      ...(s("access_token") ? { accessToken: s("access_token") } : {}),
       ...(s("credentials_file") ? { credentialsFile: s("credentials_file") } : {}),
       ...(s("token_url") ? { tokenUrl: s("token_url") } : {}),
       ...(s("base_url") ? { baseUrl: s("base_url")!.replace(/\/+$/, "").replace(/\/v1$/, "") } : {}),
@@ -28,4 +29,6 @@ export const vertexKind: Kind<VertexSettings> = {
   modelFor: (model) => (isClaude(model) ? toVertexId(model) : model),
   // Claude's names go to Anthropic's own API first, then Vertex, then Bedrock.
   claude: 1.5,
+  // Vertex lists nothing per project.
+  catalogue: VERTEX_CATALOGUE,
 };

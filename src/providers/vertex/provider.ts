@@ -1,7 +1,7 @@
 import type { ChatRequest } from "../../ir.ts";
 import { geminiError } from "../../wire/gemini/errors.ts";
 import { fetchFailed, type Upstream } from "../../wire/upstream-errors.ts";
-import { anthropicError } from "../anthropic/errors.ts";
+import { anthropicError } from "../../wire/anthropic/errors.ts";
 import { geminiChat } from "../gemini/chat.ts";
 import type { GeminiNative } from "../gemini/provider.ts";
 import { bareModel } from "../gemini/settings.ts";

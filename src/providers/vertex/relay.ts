@@ -1,14 +1,17 @@
-import { indexOf, utf8Slice } from "../../lib/bytes.ts";
+import { utf8Slice } from "../../lib/bytes.ts";
 import { isObject } from "../../lib/read.ts";
+import { dataOf, firstEventEnd } from "../../lib/sse.ts";
 import type { InputTokens } from "../../ir.ts";
 import type { Upstream } from "../../wire/upstream-errors.ts";
+import { streamError } from "../../wire/anthropic/errors.ts";
+import { renamedStart } from "../../wire/anthropic/reply.ts";
 import { fromAnthropic } from "../../wire/anthropic/usage.ts";
-import { streamError } from "../anthropic/errors.ts";
 
 /**
  * Claude's stream from Vertex, relayed as sent but for its first event: message_start is read for
  * the input's tokens and renamed to the model the client asked for; an `error` in its place (an
  * overload after a 200) fails the call before the answer began, so another upstream may answer.
+ * (The Anthropic kind's native.ts reads its stream's head the same way.)
  */
 export function relayed(up: Upstream, chunks: AsyncIterator<Uint8Array, unknown>, requested: string) {
   let head: Uint8Array | undefined;
@@ -25,7 +28,7 @@ export function relayed(up: Upstream, chunks: AsyncIterator<Uint8Array, unknown>
           return head ? { done: false, value: head } : read;
         }
         head = head ? Buffer.concat([head, read.value]) : read.value;
-        const end = indexOf.call(head, BLANK);
+        const end = firstEventEnd(head);
         if (end < 0 && head.length < MAX_HEAD) continue;
         first = false;
         return { done: false, value: end < 0 ? head : firstEvent(up, head, end, requested, (tokens) => (input = tokens)) };
@@ -36,11 +39,9 @@ export function relayed(up: Upstream, chunks: AsyncIterator<Uint8Array, unknown>
 }
 
 function firstEvent(up: Upstream, head: Uint8Array, end: number, requested: string, found: (input: InputTokens) => void): Uint8Array {
-  const text = utf8Slice.call(head, 0, end);
-  const data = text.split("\n").filter((line) => line.startsWith("data:")).map((line) => line.slice(5).trimStart()).join("\n");
   let event: unknown;
   try {
-    event = JSON.parse(data);
+    event = JSON.parse(dataOf(utf8Slice.call(head, 0, end)));
   } catch {
     return head;
   }
@@ -49,10 +50,8 @@ function firstEvent(up: Upstream, head: Uint8Array, end: number, requested: stri
   if (event.type !== "message_start" || !isObject(event.message)) return head;
   if (isObject(event.message.usage)) found(fromAnthropic(event.message.usage).input);
   if (event.message.model === requested) return head;
-  const renamed = `event: message_start\ndata: ${JSON.stringify({ ...event, message: { ...event.message, model: requested } })}`;
-  return Buffer.concat([Buffer.from(renamed), head.subarray(end)]);
+  return Buffer.concat([Buffer.from(renamedStart(event, event.message, requested)), head.subarray(end)]);
 }
 
 /** Bytes read at most for the first event: message_start is small. */
 const MAX_HEAD = 64 * 1024;
-const BLANK = Buffer.from("\n\n");

@@ -6,10 +6,11 @@ export interface VertexSettings {
   project: string;
   /** A Google Cloud region, or `global`. */
   region: string;
+  /** A token sent as it is (it expires: for tests and short sessions). */
+  accessToken?: string;
   /**
-   * `access_token`: a token sent as it is (it expires: for tests and short sessions). Named as every
-   * kind names the bearer it sends, so that replay's stand-in key (cassettes/offline.ts) spares it
-   * any token exchange.
+   * Set only by replay (cassettes/offline.ts), which gives every upstream without a key a stand-in
+   * `apiKey`: taken as an access token, so replay tries no token exchange.
    */
   apiKey?: string;
   /** A service-account key file (or an authorized-user file, as gcloud writes). */
@@ -42,7 +43,7 @@ export function credentialsOf(u: Upstream): string {
 export type CredentialSource = "access token" | "credentials file" | "GOOGLE_APPLICATION_CREDENTIALS" | "application-default credentials";
 
 export function credentialSource(s: VertexSettings, env = process.env): { source: CredentialSource; file?: string } {
-  if (s.apiKey) return { source: "access token" };
+  if (s.accessToken ?? s.apiKey) return { source: "access token" };
   if (s.credentialsFile) return { source: "credentials file", file: s.credentialsFile };
   if (env.GOOGLE_APPLICATION_CREDENTIALS) return { source: "GOOGLE_APPLICATION_CREDENTIALS", file: env.GOOGLE_APPLICATION_CREDENTIALS };
   return { source: "application-default credentials", file: join(env.CLOUDSDK_CONFIG ?? join(homedir(), ".config", "gcloud"), "application_default_credentials.json") };
