@@ -1,15 +1,19 @@
 /** The table of kinds, and what the rest of parley asks of an upstream through its kind. */
 import { anthropicKind } from "./anthropic/kind.ts";
 import { bedrockKind } from "./bedrock/kind.ts";
+import { geminiKind } from "./gemini/kind.ts";
 import type { Kind, KindName, Upstream } from "./kind.ts";
 import { mockKind } from "./mock/kind.ts";
 import { openaiKind } from "./openai/kind.ts";
+import { vertexKind } from "./vertex/kind.ts";
 
 // Every kind of upstream: adding one is a folder under src/providers/ and a line here.
 const TABLE = {
   openai: openaiKind,
   bedrock: bedrockKind,
   anthropic: anthropicKind,
+  gemini: geminiKind,
+  vertex: vertexKind,
   mock: mockKind,
 };
 

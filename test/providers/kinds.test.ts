@@ -22,7 +22,7 @@ describe("the kinds", () => {
 
   test("the built-in mock calls no one and no file declares it; every other kind may be declared", () => {
     expect(KINDS.mock.builtIn && KINDS.mock.local).toBe(true);
-    expect(DECLARABLE).toEqual(["openai", "bedrock", "anthropic"]);
+    expect(DECLARABLE).toEqual(["openai", "bedrock", "anthropic", "gemini", "vertex"]);
     for (const kind of DECLARABLE) expect({ kind, builtIn: !!KINDS[kind].builtIn, local: !!KINDS[kind].local }).toEqual({ kind, builtIn: false, local: false });
   });
 
