@@ -49,6 +49,10 @@ export interface Config {
   /** Usage records in SQLite (and the costs and budgets they feed); off: only budgets still count. */
   usage: boolean;
   usageRetentionDays: number;
+  /** Usage records kept in memory while the database is down. */
+  usageBufferMax: number;
+  /** Postgres for usage (and, later, keys); unset: SQLite. */
+  databaseUrl: string | undefined;
   metrics: boolean;
   redisUrl: string | undefined;
   rateLimitOnRedisError: "open" | "closed";
@@ -199,6 +203,8 @@ function toConfig(v: Record<string, string | undefined>, declared: Declared): Co
     rateLimitRpm: num("RATE_LIMIT_RPM"),
     usage: BOOLEANS[v.USAGE!.toLowerCase()]!,
     usageRetentionDays: num("USAGE_RETENTION_DAYS"),
+    usageBufferMax: num("USAGE_BUFFER_MAX"),
+    databaseUrl: v.DATABASE_URL,
     metrics: BOOLEANS[v.METRICS!.toLowerCase()]!,
     redisUrl: v.REDIS_URL,
     rateLimitOnRedisError: v.RATE_LIMIT_ON_REDIS_ERROR!.toLowerCase() as "open" | "closed",

@@ -145,7 +145,9 @@ export function createMetrics() {
   const retries = new Counter("parley_upstream_retries_total", "Upstream calls after the first (retries and fallbacks).", ["provider"]);
   const rejected = new Counter("parley_rate_limited_total", "Requests refused by parley's own limits: rate_limit (RATE_LIMIT_RPM) or budget.", ["reason"]);
   const streams = new Gauge("parley_streams_in_flight", "Streamed completions being sent right now.", ["endpoint"]);
-  const families: Family[] = [requests, addedLatency, upstreamFirstByte, tokens, cost, retries, rejected, streams];
+  const usageDropped = new Counter("parley_usage_dropped_total", "Usage records dropped: the database was down and USAGE_BUFFER_MAX records already waited.", []);
+  usageDropped.cell([]);
+  const families: Family[] = [requests, addedLatency, upstreamFirstByte, tokens, cost, retries, rejected, streams, usageDropped];
 
   // endpoint -> status -> provider -> model -> cells, so that a completion builds no label key.
   const answers = new Map<string, Map<number, Map<string, Map<string, AnswerCells>>>>();
@@ -163,7 +165,7 @@ export function createMetrics() {
   });
 
   return {
-    requests, addedLatency, upstreamFirstByte, tokens, cost, retries, rejected, streams,
+    requests, addedLatency, upstreamFirstByte, tokens, cost, retries, rejected, streams, usageDropped,
     answer(endpoint: string, status: number, provider: string, model: string): AnswerCells {
       const byStatus = answers.get(endpoint) ?? answers.set(endpoint, new Map()).get(endpoint)!;
       const byProvider = byStatus.get(status) ?? byStatus.set(status, new Map()).get(status)!;

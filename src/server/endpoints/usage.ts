@@ -1,20 +1,20 @@
 import { validationError } from "../../errors.ts";
 import type { UsageService } from "../../usage/service.ts";
-import { GROUPINGS, isGrouping, parseSince, SINCE_HELP, summarize } from "../../usage/summary.ts";
+import { GROUPINGS, isGrouping, parseSince, SINCE_HELP } from "../../usage/summary.ts";
 import type { PlainEndpoint } from "../edge/endpoint.ts";
 
 /** GET /v1/usage?since=7d&by=model|upstream|key|day|tag|route: what was used, and what it cost (contract 12). */
 export function usage(service: UsageService): PlainEndpoint {
   return {
     kind: "plain", method: "GET", path: "/v1/usage", scope: "usage", errors: "parley",
-    answer({ query }) {
+    async answer({ query }) {
       const since = parseSince(query.since ?? "7d");
       if (since === undefined) throw validationError("since", SINCE_HELP);
       const by = query.by ?? "model";
       if (!isGrouping(by)) throw validationError("by", `one of ${GROUPINGS.join(", ")}`);
       service.settle();
-      service.recorder?.flush();
-      return summarize(service.database(), since, by);
+      await service.recorder?.flush();
+      return { object: "list", since, by, data: await service.store.summarize(since, by) };
     },
     openapi: {
       summary: "Usage and cost, grouped by model, upstream, key, day, tag or route",
