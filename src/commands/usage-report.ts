@@ -14,8 +14,10 @@ export default defineCommand({
     by: { type: "string", default: "model", description: `group by ${GROUPINGS.join(", ")}` },
     json: { type: "boolean", description: "print the JSON of GET /v1/usage instead of a table" },
   },
-  run: ({ args }) =>
+  run: ({ args, rawArgs }) =>
     exitOnConfigError(async () => {
+      // citty runs this after a sub-command too.
+      if (rawArgs[0] === "import") return;
       const since = parseSince(args.since);
       if (since === undefined) exitUsage(`--since ${JSON.stringify(args.since)} is not a time: use ${SINCE_HELP}`);
       if (!isGrouping(args.by)) exitUsage(`--by ${JSON.stringify(args.by)}: use one of ${GROUPINGS.join(", ")}`);

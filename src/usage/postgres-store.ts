@@ -82,12 +82,12 @@ export function createPostgresUsageStore(sql: SQL, log?: { info(...args: unknown
     },
     async summarize(since, by) {
       await ready();
-      const order = by === "day" ? "\"group\" ASC" : "requests DESC, \"group\" ASC";
+      const order = by === "day" ? "\"group\" ASC" : "requests DESC, \"group\" ASC NULLS FIRST"; // SQLite's order: no group first
       const hour = wholeHourFrom(since);
       const from = by === "tag"
         ? `SELECT ${GROUP_RAW.tag} AS g, ${RAW_SUMS} FROM usage WHERE time >= $1`
         : `SELECT ${GROUP_ROLLUP[by]} AS g, ${ROLLUP_SUMS} FROM usage_hourly WHERE hour >= $2
-           UNION ALL SELECT ${GROUP_RAW[by]} AS g, ${RAW_SUMS} FROM usage WHERE time >= $1 AND time < $2 * 1000`;
+           UNION ALL SELECT ${GROUP_RAW[by]} AS g, ${RAW_SUMS} FROM usage WHERE time >= $1 AND time < $2::bigint * 1000`;
       const rows: UsageRow[] = await sql.unsafe(`SELECT g AS "group", SUM(requests)::float8 AS requests,
           SUM(i)::float8 AS input_tokens, SUM(o)::float8 AS output_tokens, SUM(cr)::float8 AS cache_read_tokens,
           SUM(cw)::float8 AS cache_write_tokens, SUM(c)::float8 AS cost_usd

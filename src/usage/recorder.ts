@@ -83,6 +83,12 @@ export function createRecorder(store: UsageStore, { retentionDays, bufferMax, lo
   let down = false;
   let lost = 0;
 
+  function drop(count: number) {
+    if (lost === 0) log.warn(`usage: ${bufferMax} records wait for the database (USAGE_BUFFER_MAX); newer ones are dropped`);
+    lost += count;
+    dropped?.(count);
+  }
+
   function schedule() {
     if (timer || queue.length === 0) return;
     timer = setTimeout(() => void flush(), FLUSH_EVERY_MS);
@@ -99,13 +105,13 @@ export function createRecorder(store: UsageStore, { retentionDays, bufferMax, lo
         queue = records.concat(queue);
         if (!down) log.error(`usage: the database is unreachable; records wait in memory (up to ${bufferMax}):`, error);
         down = true;
+        if (queue.length > bufferMax) drop(queue.splice(bufferMax).length);
         return;
       }
-      if (down) {
-        down = false;
-        log.info(`usage: the database is back; records kept meanwhile are written${lost ? ` (${lost} were dropped)` : ""}`);
-        lost = 0;
-      }
+      if (down) log.info("usage: the database is back; the records kept meanwhile are written");
+      if (lost) log.warn(`usage: ${lost} records were dropped while the database was down (USAGE_BUFFER_MAX=${bufferMax})`);
+      down = false;
+      lost = 0;
     }
     const now = Date.now();
     if (now - prunedAt >= DAY_MS) {
@@ -129,13 +135,10 @@ export function createRecorder(store: UsageStore, { retentionDays, bufferMax, lo
 
   return {
     add(record: UsageRecord): void {
-      if (queue.length >= bufferMax) {
-        if (lost++ === 0) log.warn(`usage: ${bufferMax} records wait for the database (USAGE_BUFFER_MAX); newer ones are dropped`);
-        dropped?.(1);
-        return;
-      }
+      if (down && queue.length >= bufferMax) return drop(1);
       // A full queue is written once the request that filled it has its answer.
-      if (queue.push(record) === FLUSH_AT && !down) setImmediate(() => void flush());
+      const length = queue.push(record);
+      if (!down && (length === FLUSH_AT || length === bufferMax)) setImmediate(() => void flush());
       schedule();
     },
     /** Writes what is queued now: before a summary is read, and when the app stops. */

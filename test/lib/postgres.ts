@@ -27,7 +27,8 @@ async function asPostgres(args: string[]): Promise<void> {
  */
 export async function startPostgres() {
   const bin = postgresBin();
-  const dir = mkdtempSync(join(tmpdir(), "parley-pg-"));
+  // Not under the tests' TMPDIR: the postgres user cannot enter that (root's, mode 700).
+  const dir = mkdtempSync(join(process.getuid?.() === 0 ? "/tmp" : tmpdir(), "parley-pg-"));
   const data = join(dir, "data");
   if (process.getuid?.() === 0) {
     const { uid, gid } = userIds("postgres");

@@ -1,4 +1,4 @@
-import { validationError } from "../../errors.ts";
+import { unavailable, validationError } from "../../errors.ts";
 import type { UsageService } from "../../usage/service.ts";
 import { GROUPINGS, isGrouping, parseSince, SINCE_HELP } from "../../usage/summary.ts";
 import type { PlainEndpoint } from "../edge/endpoint.ts";
@@ -14,7 +14,10 @@ export function usage(service: UsageService): PlainEndpoint {
       if (!isGrouping(by)) throw validationError("by", `one of ${GROUPINGS.join(", ")}`);
       service.settle();
       await service.recorder?.flush();
-      return { object: "list", since, by, data: await service.store.summarize(since, by) };
+      const data = await service.store.summarize(since, by).catch(() => {
+        throw unavailable("The usage database cannot be read right now; try again shortly (records wait in memory meanwhile).");
+      });
+      return { object: "list", since, by, data };
     },
     openapi: {
       summary: "Usage and cost, grouped by model, upstream, key, day, tag or route",
