@@ -1,6 +1,6 @@
 import type { SQL } from "bun";
 import { migratePostgres } from "../lib/postgres.ts";
-import { COLUMNS } from "./recorder.ts";
+import { COLUMNS } from "./record.ts";
 import { ROLLUP_COLUMNS, ROLLUP_UPSERT, rollupsOf, roundUsd, wholeHourFrom, type Rollup, type UsageStore } from "./store.ts";
 import type { Grouping, UsageRow } from "./summary.ts";
 

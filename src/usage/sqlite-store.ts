@@ -1,5 +1,5 @@
 import type { Database, SQLQueryBindings } from "bun:sqlite";
-import { COLUMNS, pushRow, type UsageRecord } from "./recorder.ts";
+import { COLUMNS, pushRow, type UsageRecord } from "./record.ts";
 import { ROLLUP_COLUMNS, ROLLUP_UPSERT, rollupsOf, roundUsd, wholeHourFrom, type UsageStore } from "./store.ts";
 import type { Grouping, UsageRow } from "./summary.ts";
 

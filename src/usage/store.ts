@@ -1,4 +1,4 @@
-import type { UsageRecord } from "./recorder.ts";
+import type { UsageRecord } from "./record.ts";
 import type { Grouping, UsageRow } from "./summary.ts";
 
 /**
