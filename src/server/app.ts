@@ -10,7 +10,7 @@ import type { Endpoint } from "./edge/endpoint.ts";
 import { createPipeline, REQUEST_ID } from "./edge/pipeline.ts";
 import { COST_HEADER } from "./edge/track-usage.ts";
 import { createRateLimiter, type RateLimiter } from "./rate-limit.ts";
-import { createRedisRateLimiter } from "./rate-limit-redis.ts";
+import { createRedisRateLimiter, createSharedRateLimiter } from "./rate-limit-redis.ts";
 import { connectRedis, type Redis } from "../lib/redis.ts";
 import { createCassettes } from "../cassettes/cassettes.ts";
 import { createChat } from "../core/chat.ts";
@@ -21,6 +21,7 @@ import type { Files } from "../files/service.ts";
 import { createDiscovery } from "../routing/discovery.ts";
 import { createLive } from "../routing/live.ts";
 import type { Declared } from "../routing/upstreams.ts";
+import type { PostgresCounters } from "../usage/postgres-counters.ts";
 import { createUsageService } from "../usage/service.ts";
 import { bedrock } from "./endpoints/bedrock.ts";
 import { chatCompletions } from "./endpoints/chat.ts";
@@ -64,7 +65,7 @@ export function createApp({ config, log, accessLog }: AppOptions) {
   const usage = createUsageService(config, db, redis, log);
   const guard: Guard = {
     identify: createKeyring(config),
-    ...(config.rateLimitRpm > 0 ? { limit: createLimiter(config, db, redis) } : {}),
+    ...(config.rateLimitRpm > 0 ? { limit: createLimiter(config, db, redis, usage.counters) } : {}),
     usage,
   };
   const files = lazyFiles(config, log, db);
@@ -120,8 +121,12 @@ export function createApp({ config, log, accessLog }: AppOptions) {
 export type App = ReturnType<typeof createApp>;
 
 /** Redis when REDIS_URL is set (one limit across gateways), else SQLite (one limit across workers). */
-function createLimiter(config: Config, db: () => Database, redis: Redis | undefined): RateLimiter {
+function createLimiter(config: Config, db: () => Database, redis: Redis | undefined, counters: PostgresCounters | undefined): RateLimiter {
   if (redis) return createRedisRateLimiter(redis, config.rateLimitRpm, config.rateLimitOnRedisError);
+  if (counters) {
+    const add = (counter: string, n: number, ttlS: number) => counters.add(`rate:${counter}`, n, ttlS);
+    return createSharedRateLimiter(add, config.rateLimitRpm, config.rateLimitOnRedisError, { store: "the database", outage: () => true });
+  }
   return createRateLimiter(db, config.rateLimitRpm);
 }
 

@@ -19,7 +19,24 @@ const MIGRATIONS = [
       cache_read_tokens BIGINT NOT NULL, cache_write_tokens BIGINT NOT NULL, cost_usd DOUBLE PRECISION,
       PRIMARY KEY (hour, key_label, model, provider, route))`,
   ],
+  // Counters that Redis would hold (rate limits, daily budgets) when DATABASE_URL is set without REDIS_URL.
+  ["CREATE TABLE counters (counter TEXT PRIMARY KEY, value BIGINT NOT NULL, expires BIGINT NOT NULL)"],
 ];
+
+const migrated = new WeakMap<SQL, Promise<number[]>>();
+
+/** Creates or migrates the usage tables once per connection pool (a failed try is tried again at the next call). */
+export function migrateUsagePostgres(sql: SQL): Promise<number[]> {
+  let done = migrated.get(sql);
+  if (!done) {
+    done = migratePostgres(sql, "usage_migrations", MIGRATIONS).catch((error) => {
+      migrated.delete(sql);
+      throw error;
+    });
+    migrated.set(sql, done);
+  }
+  return done;
+}
 
 /** Each column's Postgres type, for the arrays a write passes (one array a column: any number of rows in one statement). */
 const TYPES: Record<(typeof COLUMNS)[number], string> = {
@@ -56,16 +73,12 @@ const ROLLUP_SUMS = "requests, input_tokens AS i, output_tokens AS o, cache_read
  * key order (so two gateways writing at once never deadlock).
  */
 export function createPostgresUsageStore(sql: SQL, log?: { info(...args: unknown[]): void }): UsageStore {
-  let migrated: Promise<void> | undefined;
-  const ready = () => (migrated ??= migratePostgres(sql, "usage_migrations", MIGRATIONS).then(
-    (applied) => {
-      if (applied.length) log?.info(`usage: database migrated to version ${applied.at(-1)}`);
-    },
-    (error) => {
-      migrated = undefined;
-      throw error;
-    },
-  ));
+  let told = false;
+  const ready = () => migrateUsagePostgres(sql).then((applied) => {
+    // Said by the one process that migrated (the others found nothing left to do).
+    if (applied.length && !told) log?.info(`usage: database migrated to version ${applied.at(-1)}`);
+    told = true;
+  });
 
   return {
     ready,

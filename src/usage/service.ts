@@ -1,8 +1,10 @@
 import type { Database } from "bun:sqlite";
+import type { SQL } from "bun";
 import type { Config } from "../config.ts";
 import type { Logger } from "../log.ts";
 import type { Redis } from "../lib/redis.ts";
-import { createBudgets, RedisBudgetStore, sqliteBudgetStore, type Budgets } from "./budgets.ts";
+import { createBudgets, PostgresBudgetStore, RedisBudgetStore, sqliteBudgetStore, type Budgets } from "./budgets.ts";
+import { createPostgresCounters, type PostgresCounters } from "./postgres-counters.ts";
 import { createMetrics, type Metrics } from "./metrics.ts";
 import { loadPrices, type PriceOf } from "./prices.ts";
 import { connectPostgres } from "../lib/postgres.ts";
@@ -22,6 +24,8 @@ export interface UsageService {
   database: () => Database;
   /** Where records and rollups live: Postgres with DATABASE_URL, else SQLite. */
   store: UsageStore;
+  /** Shared counters in Postgres: with DATABASE_URL, for rate limits and budgets when there is no Redis. */
+  counters?: PostgresCounters;
   /**
    * Runs `task` once the answer in hand is Bun's to write, with the tasks of every request answered
    * meanwhile: a microtask, about a µs of counting before Bun writes the answer. A timer instead
@@ -38,13 +42,15 @@ export interface UsageService {
 /** Records, prices, budgets and metrics: what the chat routes feed and /v1/usage, /metrics and auth read. */
 export function createUsageService(config: Config, database: () => Database, redis: Redis | undefined, log: Logger): UsageService {
   const hasBudgets = config.apiKeys.some((entry) => entry.budget);
-  const store = openUsageStore(config, database, log);
+  const sql = config.databaseUrl ? connectPostgres(config.databaseUrl) : undefined;
+  const store = openUsageStore(config, database, log, sql);
+  const counters = sql && createPostgresCounters(sql);
   const metrics = config.metrics ? createMetrics() : undefined;
   const recorder = config.usage
     ? createRecorder(store, { retentionDays: config.usageRetentionDays, bufferMax: config.usageBufferMax, log, dropped: metrics && ((n) => metrics.usageDropped.inc([], n)) })
     : undefined;
   const budgets = hasBudgets
-    ? createBudgets(redis ? new RedisBudgetStore(redis) : sqliteBudgetStore(database), config.rateLimitOnRedisError)
+    ? createBudgets(redis ? new RedisBudgetStore(redis) : counters ? new PostgresBudgetStore(counters) : sqliteBudgetStore(database), config.rateLimitOnRedisError)
     : undefined;
   let tasks: (() => void)[] = [];
   const runTasks = () => {
@@ -59,6 +65,7 @@ export function createUsageService(config: Config, database: () => Database, red
     ...(budgets ? { budgets } : {}),
     database,
     store,
+    ...(counters ? { counters } : {}),
     later(task) {
       if (tasks.length === 0) queueMicrotask(runTasks);
       tasks.push(task);
@@ -74,9 +81,9 @@ export function createUsageService(config: Config, database: () => Database, red
 }
 
 /** Postgres when DATABASE_URL names one (its schema migrated at start), else parley.db. */
-export function openUsageStore(config: Pick<Config, "databaseUrl">, database: () => Database, log: Logger): UsageStore {
+export function openUsageStore(config: Pick<Config, "databaseUrl">, database: () => Database, log: Logger, sql?: SQL): UsageStore {
   if (!config.databaseUrl) return createSqliteUsageStore(database);
-  const store = createPostgresUsageStore(connectPostgres(config.databaseUrl), log);
+  const store = createPostgresUsageStore(sql ?? connectPostgres(config.databaseUrl), log);
   store.ready().catch((error) => log.error("usage: the database could not be migrated (retried at the next write):", error));
   return store;
 }

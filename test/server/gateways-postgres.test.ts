@@ -3,7 +3,7 @@ import { SQL } from "bun";
 import { TEST_KEY } from "../lib/app.ts";
 import { runCli, startCli, userDir } from "../lib/cli.ts";
 import { startPostgres } from "../lib/postgres.ts";
-import { startRedis } from "../lib/redis.ts";
+import { startRedis, withinOneWindow } from "../lib/redis.ts";
 
 // Several gateways as a team runs them (contract 21): separate processes with their own data
 // directories, sharing one Postgres (usage) and one Redis (limits and budgets' counters).
@@ -19,12 +19,12 @@ const CI_KEY = "sk-ci-key-000000000001";
 const running: Awaited<ReturnType<typeof startCli>>[] = [];
 afterEach(() => Promise.all(running.splice(0).map((gateway) => gateway.stop())));
 
-async function gateways(n: number, databaseUrl: string, env: Record<string, string> = {}) {
+async function gateways(n: number, databaseUrl: string, env: Record<string, string> = {}, { withRedis = true } = {}) {
   const started = await Promise.all(Array.from({ length: n }, () => {
     const user = userDir();
     return startCli([], {
       cwd: user.dir,
-      env: { ...user.env, API_KEY: TEST_KEY, RATE_LIMIT_RPM: "0", REDIS_URL: redis.url, DATABASE_URL: databaseUrl, ...env },
+      env: { ...user.env, API_KEY: TEST_KEY, RATE_LIMIT_RPM: "0", ...(withRedis ? { REDIS_URL: redis.url } : {}), DATABASE_URL: databaseUrl, ...env },
     });
   }));
   running.push(...started);
@@ -95,6 +95,23 @@ describe("several gateways, one database (contract 21)", () => {
     }
   }, 90_000);
 
+  test("without Redis, the rate limit and the budget count in Postgres: one limit, one budget across the gateways", async () => {
+    const url = await pg.database("no_redis");
+    const probe = await gateways(1, url, {}, { withRedis: false });
+    const tokensPerChat = await chat(probe[0]!.url).then(async (r) => (await r.json()).usage.total_tokens as number);
+    const three = await gateways(3, url, { RATE_LIMIT_RPM: "30", API_KEYS: `ci=${CI_KEY}:chat@${3 * tokensPerChat - 1}tokens/day` }, { withRedis: false });
+    const urls = three.map((g) => g.url);
+    await withinOneWindow(15);
+    expect(await traffic(urls, 75)).toEqual({ 200: 30, 429: 45 });
+    for (const g of three) expect((await chat(g.url, CI_KEY)).status).toBe(200);
+    for (const g of three) {
+      await until(async () => {
+        const response = await chat(g.url, CI_KEY);
+        return response.status === 429 && (await response.text()).includes(`(${3 * tokensPerChat} tokens today)`);
+      });
+    }
+  }, 90_000);
+
   test("the database stopped and started under traffic: every request answered, no record lost", async () => {
     const url = await pg.database("outage");
     const two = await gateways(2, url);
@@ -154,7 +171,7 @@ describe("several gateways, one database (contract 21)", () => {
     const sql = new SQL(url);
     await until(async () => (await sql`SELECT COUNT(*)::int AS n FROM pg_tables WHERE tablename = 'usage_migrations'`)[0].n === 1);
     await until(async () => ten.filter((g) => /usage: database migrated/.test(g.output())).length === 1);
-    expect(await sql`SELECT version FROM usage_migrations ORDER BY version`).toEqual([{ version: 1 }]);
+    expect(await sql`SELECT version FROM usage_migrations ORDER BY version`).toEqual([{ version: 1 }, { version: 2 }]);
     await sql.close();
     for (const g of ten) expect(g.output()).not.toMatch(/ERROR|could not be migrated/);
   }, 120_000);

@@ -82,9 +82,9 @@ describe("usage in Postgres and in SQLite (contract 21)", () => {
     const logs: string[] = [];
     const all = Array.from({ length: 10 }, () => createPostgresUsageStore(new SQL(url, { max: 1 }), { info: (line: unknown) => logs.push(String(line)) }));
     await Promise.all(all.map((store) => store.ready()));
-    expect(logs).toEqual(["usage: database migrated to version 1"]);
+    expect(logs).toEqual(["usage: database migrated to version 2"]);
     const sql = new SQL(url);
-    expect(await sql`SELECT version FROM usage_migrations`).toEqual([{ version: 1 }]);
+    expect(await sql`SELECT version FROM usage_migrations ORDER BY version`).toEqual([{ version: 1 }, { version: 2 }]);
     await sql.close();
     await Promise.all(all.map((store) => store.close()));
   });
