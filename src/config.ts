@@ -6,7 +6,7 @@ import type { LogLevel } from "./log.ts";
 import type { CassetteMode, CassetteSettings } from "./cassettes/cassettes.ts";
 import { offline, REPLAY_KEY } from "./cassettes/offline.ts";
 import { declareUpstreams, SPEC_UPSTREAMS, upstreamNamed, type Declared } from "./routing/upstreams.ts";
-import { FileError, readUpstreamsFile } from "./routing/upstreams-file.ts";
+import { FileError, readUpstreamsFile, type UpstreamsFile } from "./routing/upstreams-file.ts";
 import { readEnvFile } from "./config/file.ts";
 import { parseKeyEntry, type KeyEntry } from "./config/keys.ts";
 import { LOG_LEVELS, SETTINGS } from "./config/settings.ts";
@@ -120,7 +120,9 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
   const upstreamsFile = upstreamsFileOf(values.PARLEY_UPSTREAMS, cwd, configDir);
   // Replay calls no upstream: the file's keys may be unset (`${OPENAI_API_KEY}` in CI, where there is none).
   const replay = !!values.PARLEY_CASSETTES && values.PARLEY_CASSETTE_MODE!.toLowerCase() === "replay";
-  const declared = upstreams(values, upstreamsFile, replay ? (name) => lookup(name) ?? REPLAY_KEY : lookup, replay);
+  const [declared, database] = upstreams(values, upstreamsFile, replay ? (name) => lookup(name) ?? REPLAY_KEY : lookup, replay);
+  // DATABASE_URL set anywhere else wins over the upstreams file's [database] url.
+  if (database && values.DATABASE_URL === undefined) values.DATABASE_URL = database.url;
   const config = toConfig(values, replay ? offline(declared) : declared);
   return { config, entries, configFile, ...(upstreamsFile ? { upstreamsFile } : {}) };
 }
@@ -143,11 +145,11 @@ function upstreamsFileOf(given: string | undefined, cwd: string, configDir: stri
   return [join(cwd, "parley.toml"), join(configDir, "parley.toml")].find((path) => existsSync(path));
 }
 
-function upstreams(v: Record<string, string | undefined>, path: string | undefined, lookup: (name: string) => string | undefined, replay = false): Declared {
+function upstreams(v: Record<string, string | undefined>, path: string | undefined, lookup: (name: string) => string | undefined, replay = false): [Declared, UpstreamsFile["database"]] {
   const defaults = { timeoutMs: Number(v.UPSTREAM_TIMEOUT_MS), retries: Number(v.UPSTREAM_RETRIES) };
   try {
     const file = path ? readUpstreamsFile(path, readText(path), lookup, SPEC_UPSTREAMS, replay) : undefined;
-    return declareUpstreams(v, defaults, file);
+    return [declareUpstreams(v, defaults, file), file?.database];
   } catch (error) {
     if (error instanceof FileError) throw new ConfigError(error.message);
     throw error;
