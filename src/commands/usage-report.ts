@@ -23,8 +23,12 @@ export default defineCommand({
       if (!isGrouping(args.by)) exitUsage(`--by ${JSON.stringify(args.by)}: use one of ${GROUPINGS.join(", ")}`);
       const { config } = loadConfig();
       const db = config.databaseUrl ? undefined : openDatabase(config.dataDir);
-      const store = openUsageStore(config, () => db!, createLogger("warn"));
-      const summary: UsageSummary = { object: "list", since, by: args.by, data: await store.summarize(since, args.by) };
+      const store = openUsageStore(config, () => db!, createLogger("silent"));
+      const data = await store.summarize(since, args.by).catch((error: Error) => {
+        process.stderr.write(`parley: the usage database cannot be read: ${error.message}\n`);
+        process.exit(1);
+      });
+      const summary: UsageSummary = { object: "list", since, by: args.by, data };
       await store.close();
       db?.close();
       process.stdout.write(args.json ? `${JSON.stringify(summary)}\n` : table(summary));

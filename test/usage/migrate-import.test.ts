@@ -62,11 +62,14 @@ describe("an existing SQLite database, and its records into Postgres", () => {
     await sql.close();
   });
 
-  test("import without DATABASE_URL, or of a file that is not there, says so with exit code 2", async () => {
+  test("import without DATABASE_URL, or of a file that is not there, says so with exit code 2; a database that does not answer, with 1", async () => {
     const user = userDir();
     const missing = await runCli(["usage", "import", "/nonexistent/parley.db"], { env: { ...user.env, DATABASE_URL: "postgres://127.0.0.1:1/x" } });
     expect(missing).toMatchObject({ code: 2, stderr: "parley: /nonexistent/parley.db: no such file\n" });
     const unset = await runCli(["usage", "import", "/nonexistent/parley.db"], { env: user.env });
     expect(unset).toMatchObject({ code: 2, stderr: "parley: usage import copies into Postgres: set DATABASE_URL\n" });
+    const down = await runCli(["usage"], { env: { ...user.env, DATABASE_URL: "postgres://127.0.0.1:1/x" } });
+    expect(down.code).toBe(1);
+    expect(down.stderr).toStartWith("parley: the usage database cannot be read: ");
   });
 });
