@@ -36,12 +36,16 @@ describe("an existing SQLite database, and its records into Postgres", () => {
     const gateway = testApp({ PARLEY_DATA_DIR: dataDir });
     const before = await (await gateway.call("/v1/usage?since=1d&by=model")).json();
     expect(before.data).toEqual([{ group: "claude-x", requests: 50, input_tokens: 500, output_tokens: 250, cache_read_tokens: 0, cache_write_tokens: 0, cost_usd: 0.05 }]);
-    expect((await gateway.json("/v1/chat/completions", { model: "mock", messages: [{ role: "user", content: "hi" }] })).status).toBe(200);
+    const answered = await gateway.json("/v1/chat/completions", { model: "mock", messages: [{ role: "user", content: "hi" }] }, { headers: { "x-request-id": "client-chosen-1" } });
+    expect(answered.status).toBe(200);
     const after = await (await gateway.call("/v1/usage?since=1d&by=model")).json();
     expect(after.data.map((row: { group: string; requests: number }) => [row.group, row.requests])).toEqual([["claude-x", 50], ["mock", 1]]);
     const db = new Database(join(dataDir, "parley.db"), { readonly: true });
     expect(db.query("SELECT version FROM usage_migrations ORDER BY version").all()).toEqual([{ version: 1 }, { version: 2 }]);
     expect(db.query("SELECT SUM(requests) AS n FROM usage_hourly").get()).toEqual({ n: 51 });
+    // The client's X-Request-Id is recorded beside parley's own id, never used as the key.
+    const [row] = db.query<{ id: string; request_id: string }, []>("SELECT id, request_id FROM usage WHERE id IS NOT NULL").all();
+    expect(row).toEqual({ id: expect.stringMatching(/^[0-9a-f]{16}[0-9a-z]+$/), request_id: "client-chosen-1" });
     db.close();
   });
 
