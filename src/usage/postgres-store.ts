@@ -1,7 +1,7 @@
 import type { SQL } from "bun";
 import { migratePostgres } from "../lib/postgres.ts";
 import { COLUMNS } from "./record.ts";
-import { ROLLUP_COLUMNS, ROLLUP_UPSERT, rollupsOf, roundUsd, wholeHourFrom, type Rollup, type UsageStore } from "./store.ts";
+import { BUCKET_RAW, BUCKET_ROLLUP, ROLLUP_COLUMNS, ROLLUP_UPSERT, rollupsOf, roundUsd, wholeHourFrom, type Rollup, type UsageStore } from "./store.ts";
 import type { Grouping, UsageRow } from "./summary.ts";
 
 /** The usage tables in Postgres, as numbered migrations (the same tables as SQLite's, typed for Postgres). */
@@ -93,18 +93,20 @@ export function createPostgresUsageStore(sql: SQL, log?: { info(...args: unknown
         return ids.size;
       });
     },
-    async summarize(since, by) {
+    async summarize(since, by, bucket) {
       await ready();
       const order = by === "day" ? "\"group\" ASC" : "requests DESC, \"group\" ASC NULLS FIRST"; // SQLite's order: no group first
       const hour = wholeHourFrom(since);
+      const raw = bucket ? `${BUCKET_RAW[bucket]} AS b, ` : "";
+      const rolled = bucket ? `${BUCKET_ROLLUP[bucket]} AS b, ` : "";
       const from = by === "tag"
-        ? `SELECT ${GROUP_RAW.tag} AS g, ${RAW_SUMS} FROM usage WHERE time >= $1`
-        : `SELECT ${GROUP_ROLLUP[by]} AS g, ${ROLLUP_SUMS} FROM usage_hourly WHERE hour >= $2
-           UNION ALL SELECT ${GROUP_RAW[by]} AS g, ${RAW_SUMS} FROM usage WHERE time >= $1 AND time < $2::bigint * 1000`;
-      const rows: UsageRow[] = await sql.unsafe(`SELECT g AS "group", SUM(requests)::float8 AS requests,
+        ? `SELECT ${raw}${GROUP_RAW.tag} AS g, ${RAW_SUMS} FROM usage WHERE time >= $1`
+        : `SELECT ${rolled}${GROUP_ROLLUP[by]} AS g, ${ROLLUP_SUMS} FROM usage_hourly WHERE hour >= $2
+           UNION ALL SELECT ${raw}${GROUP_RAW[by]} AS g, ${RAW_SUMS} FROM usage WHERE time >= $1 AND time < $2::bigint * 1000`;
+      const rows: UsageRow[] = await sql.unsafe(`SELECT ${bucket ? `b::float8 AS start, ` : ""}g AS "group", SUM(requests)::float8 AS requests,
           SUM(i)::float8 AS input_tokens, SUM(o)::float8 AS output_tokens, SUM(cr)::float8 AS cache_read_tokens,
           SUM(cw)::float8 AS cache_write_tokens, SUM(c)::float8 AS cost_usd
-        FROM (${from}) AS t GROUP BY 1 ORDER BY ${order}`, by === "tag" ? [since * 1000] : [since * 1000, hour]);
+        FROM (${from}) AS t GROUP BY ${bucket ? "1, 2 ORDER BY start ASC, " : "1 ORDER BY "}${order}`, by === "tag" ? [since * 1000] : [since * 1000, hour]);
       return rows.map((row) => ({ ...row, cost_usd: roundUsd(row.cost_usd) }));
     },
     async prune(before) {

@@ -1,6 +1,6 @@
 import type { Database } from "bun:sqlite";
 import { COLUMNS, pushRow, type UsageRecord } from "./record.ts";
-import { ROLLUP_COLUMNS, ROLLUP_UPSERT, rollupsOf, roundUsd, wholeHourFrom, type UsageStore } from "./store.ts";
+import { BUCKET_RAW, BUCKET_ROLLUP, ROLLUP_COLUMNS, ROLLUP_UPSERT, rollupsOf, roundUsd, wholeHourFrom, type UsageStore } from "./store.ts";
 import type { Grouping, UsageRow } from "./summary.ts";
 
 /**
@@ -123,16 +123,18 @@ export function createSqliteUsageStore(database: () => Database): UsageStore {
       if (records.length === 0) return 0;
       return (write ??= prepare(db()))(records);
     },
-    async summarize(since, by) {
+    async summarize(since, by, bucket) {
       const order = by === "day" ? "\"group\" ASC" : "requests DESC, \"group\" ASC";
       const hour = wholeHourFrom(since);
+      const raw = bucket ? `${BUCKET_RAW[bucket]} AS b, ` : "";
+      const rolled = bucket ? `${BUCKET_ROLLUP[bucket]} AS b, ` : "";
       const from = by === "tag"
-        ? `SELECT ${GROUP_RAW.tag} AS g, ${RAW_SUMS} FROM usage WHERE time >= $since`
-        : `SELECT ${GROUP_ROLLUP[by]} AS g, ${ROLLUP_SUMS} FROM usage_hourly WHERE hour >= $hour
-           UNION ALL SELECT ${GROUP_RAW[by]} AS g, ${RAW_SUMS} FROM usage WHERE time >= $since AND time < $hourMs`;
-      const rows = db().query<UsageRow, Record<string, number>>(`SELECT g AS "group", SUM(requests) AS requests,
+        ? `SELECT ${raw}${GROUP_RAW.tag} AS g, ${RAW_SUMS} FROM usage WHERE time >= $since`
+        : `SELECT ${rolled}${GROUP_ROLLUP[by]} AS g, ${ROLLUP_SUMS} FROM usage_hourly WHERE hour >= $hour
+           UNION ALL SELECT ${raw}${GROUP_RAW[by]} AS g, ${RAW_SUMS} FROM usage WHERE time >= $since AND time < $hourMs`;
+      const rows = db().query<UsageRow, Record<string, number>>(`SELECT ${bucket ? `b AS start, ` : ""}g AS "group", SUM(requests) AS requests,
           SUM(i) AS input_tokens, SUM(o) AS output_tokens, SUM(cr) AS cache_read_tokens, SUM(cw) AS cache_write_tokens, SUM(c) AS cost_usd
-        FROM (${from}) GROUP BY 1 ORDER BY ${order}`)
+        FROM (${from}) GROUP BY ${bucket ? "1, 2 ORDER BY start ASC, " : "1 ORDER BY "}${order}`)
         .all(by === "tag" ? { since: since * 1000 } : { since: since * 1000, hour, hourMs: hour * 1000 });
       return rows.map((row) => ({ ...row, cost_usd: roundUsd(row.cost_usd) }));
     },

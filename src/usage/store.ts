@@ -1,5 +1,5 @@
 import type { UsageRecord } from "./record.ts";
-import type { Grouping, UsageRow } from "./summary.ts";
+import type { Bucket, Grouping, UsageRow } from "./summary.ts";
 
 /**
  * Where usage records and their hourly rollups live: SQLite under PARLEY_DATA_DIR, or Postgres
@@ -13,8 +13,8 @@ export interface UsageStore {
    * adds the new ones to their hours' rollups in the same transaction. Says how many were new.
    */
   write(records: readonly UsageRecord[]): Promise<number>;
-  /** Usage since a moment (Unix seconds), from the rollups where the grouping allows. */
-  summarize(since: number, by: Grouping): Promise<UsageRow[]>;
+  /** Usage since a moment (Unix seconds), from the rollups where the grouping allows; with a bucket, per hour or day. */
+  summarize(since: number, by: Grouping, bucket?: Bucket): Promise<UsageRow[]>;
   /** Deletes raw records older than a moment (Unix ms); rollups stay. */
   prune(before: number): Promise<void>;
   close(): Promise<void>;
@@ -83,3 +83,7 @@ export const wholeHourFrom = (since: number) => Math.ceil(since / HOUR_S) * HOUR
 
 /** Ten decimals: sums of floats otherwise print as 0.30000000000000004. */
 export const roundUsd = (usd: number | null) => (usd === null ? null : Number(usd.toFixed(10)));
+
+/** A bucket's start (Unix seconds) from a rollup's hour, and from a raw record's time (ms). */
+export const BUCKET_ROLLUP: Record<Bucket, string> = { hour: "hour", day: "(hour / 86400) * 86400" };
+export const BUCKET_RAW: Record<Bucket, string> = { hour: "(time / 3600000) * 3600", day: "(time / 86400000) * 86400" };

@@ -1,7 +1,14 @@
 export const GROUPINGS = ["model", "upstream", "key", "day", "tag", "route"] as const;
 export type Grouping = (typeof GROUPINGS)[number];
 
+/** `bucket=hour|day`: one row per bucket and group (contract 20's plots), from the rollups. */
+export const BUCKETS = ["hour", "day"] as const;
+export type Bucket = (typeof BUCKETS)[number];
+export const isBucket = (value: string): value is Bucket => (BUCKETS as readonly string[]).includes(value);
+
 export interface UsageRow {
+  /** With a bucket: Unix seconds of the bucket's start (UTC). */
+  start?: number;
   group: string | null;
   requests: number;
   input_tokens: number;
@@ -16,6 +23,7 @@ export interface UsageSummary {
   object: "list";
   since: number;
   by: Grouping;
+  bucket?: Bucket;
   data: UsageRow[];
 }
 

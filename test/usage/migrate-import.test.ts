@@ -40,6 +40,13 @@ describe("an existing SQLite database, and its records into Postgres", () => {
     expect(answered.status).toBe(200);
     const after = await (await gateway.call("/v1/usage?since=1d&by=model")).json();
     expect(after.data.map((row: { group: string; requests: number }) => [row.group, row.requests])).toEqual([["claude-x", 50], ["mock", 1]]);
+    const byDay = await (await gateway.call("/v1/usage?since=1d&by=model&bucket=hour")).json();
+    expect(byDay).toMatchObject({ object: "list", by: "model", bucket: "hour" });
+    expect(byDay.data.reduce((n: number, row: { requests: number }) => n + row.requests, 0)).toBe(51);
+    expect(byDay.data.every((row: { start: number }) => row.start % 3600 === 0)).toBe(true);
+    const wrong = await gateway.call("/v1/usage?bucket=week");
+    expect(wrong.status).toBe(422);
+    expect((await wrong.json()).error).toMatchObject({ type: "validation_error", details: expect.stringContaining("bucket") });
     const db = new Database(join(dataDir, "parley.db"), { readonly: true });
     expect(db.query("SELECT version FROM usage_migrations ORDER BY version").all()).toEqual([{ version: 1 }, { version: 2 }]);
     expect(db.query("SELECT SUM(requests) AS n FROM usage_hourly").get()).toEqual({ n: 51 });

@@ -68,6 +68,29 @@ describe("usage in Postgres and in SQLite (contract 21)", () => {
     await postgres.close();
   });
 
+  test("bucket=hour|day: one row per bucket and group, the same in both stores, adding up to the records", async () => {
+    const { postgres, sqlite } = await stores();
+    await postgres.write(records);
+    await sqlite.write(records);
+    const since = Math.floor((start + 500 * 11_000) / 1000);
+    const kept = records.filter((r) => r.time >= since * 1000);
+    for (const bucket of ["hour", "day"] as const) {
+      for (const by of GROUPINGS) {
+        const rows = await postgres.summarize(since, by, bucket);
+        expect(rows).toEqual(await sqlite.summarize(since, by, bucket));
+        expect(rows.reduce((n, row) => n + row.requests, 0)).toBe(kept.length);
+      }
+    }
+    const hours = await postgres.summarize(since, "key", "hour");
+    // Each record in its hour: the rows' starts are whole hours, in order, and each hour's count is its records'.
+    const perHour = new Map<number, number>();
+    for (const r of kept) perHour.set(Math.floor(r.time / 3_600_000) * 3600, (perHour.get(Math.floor(r.time / 3_600_000) * 3600) ?? 0) + 1);
+    const counted = new Map<number, number>();
+    for (const row of hours) counted.set(row.start!, (counted.get(row.start!) ?? 0) + row.requests);
+    expect([...counted]).toEqual([...perHour].sort(([a], [b]) => a - b));
+    await postgres.close();
+  });
+
   test("pruning deletes raw records only: by=tag forgets them, the rollups still count them", async () => {
     const { postgres } = await stores();
     await postgres.write(records);
