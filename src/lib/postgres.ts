@@ -1,7 +1,11 @@
 import { SQL } from "bun";
 
-/** A pool of connections to DATABASE_URL (Bun's own client); a dropped connection is made again on the next query. */
-export function connectPostgres(url: string, max = 4): SQL {
+/**
+ * A pool of connections to DATABASE_URL (Bun's own client); a dropped connection is made again on
+ * the next query. Two: a write and a read at once is all usage, or keys, ever need, and every
+ * worker of every gateway holds its own pools against the server's max_connections (100 by default).
+ */
+export function connectPostgres(url: string, max = 2): SQL {
   return new SQL(url, { max, idleTimeout: 30, connectionTimeout: 5 });
 }
 
