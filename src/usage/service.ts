@@ -74,6 +74,7 @@ export function createUsageService(config: Config, database: () => Database, red
     async close() {
       runTasks();
       await recorder?.flush();
+      if (recorder?.queued) log.error(`usage: ${recorder.queued} records are lost: the database is unreachable as parley stops`);
       await store.close().catch(() => {});
       await budgets?.flush().catch((error) => log.warn("budget counts not saved:", error));
     },
