@@ -27,6 +27,8 @@ export interface Upstream<S = unknown> {
   headers: Record<string, string>;
   /** Where it was declared, for errors that tell the user what to set: `ALPHA_*` variables, `parley.toml:12`. */
   origin: { variables?: Record<string, string>; file?: string };
+  /** What /health says proves parley to it, when its settings do not tell (replay's stand-in key: as recorded). */
+  shownCredentials?: string;
   /** What its provider calls instead of the global fetch: set only by `serve --cassettes` (record and replay). */
   fetch?: UpstreamFetch;
 }
