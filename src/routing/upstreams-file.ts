@@ -51,7 +51,8 @@ const VALUES: Record<string, [ok: (value: unknown) => boolean, allowed: string]>
   region: [(v) => typeof v === "string" && /^[a-z]{2}(-[a-z]+)+-\d+$/.test(v), "an AWS region such as us-east-1"],
   timeout_ms: [(v) => (v as number) >= 1, "at least 1"],
   retries: [(v) => (v as number) <= 10, "from 0 to 10"],
-  system_messages: [(v) => v === "inline" || v === "top", '"inline" or "top"'],
+  // "in-place" is ALPHA_SYSTEM_MESSAGES' older spelling of "inline": both are taken in both places.
+  system_messages: [(v) => v === "inline" || v === "in-place" || v === "top", '"inline" (or "in-place") or "top"'],
 };
 
 /**

@@ -84,7 +84,7 @@ describe("every mistake in parley.toml is refused with FILE:LINE (contract 13)",
     ["routes as a table", `${OLLAMA}\n[routes]\nto = ["ollama"]\n`, 5, /routes must be an array of tables: \[\[routes\]\]/],
     ["a misspelt key in a file with CRLF line ends", `${OLLAMA}\n[upstreams.groq]\nkind = "openai"\nbase_url = "http://x"\napi_kye = "x"\n`.replaceAll("\n", "\r\n"), 8, /unknown key 'api_kye'/],
     ["a syntax error in a CRLF file", `${OLLAMA}\n[upstreams.groq]\nkind = "openai"\nbase_url =\n`.replaceAll("\n", "\r\n"), 7, /Missing value/],
-    ["a bad system_messages", `${OLLAMA}system_messages = "bottom"\n`, 4, /system_messages .* must be "inline" or "top"/],
+    ["a bad system_messages", `${OLLAMA}system_messages = "bottom"\n`, 4, /system_messages .* must be "inline" \(or "in-place"\) or "top"/],
   ];
 
   for (const [name, toml, line, message] of cases) {
@@ -182,4 +182,15 @@ describe("parley serve with a bad parley.toml", () => {
     expect(code).toBe(2);
     expect(stderr.trim()).toMatch(/team\.toml:5: \[upstreams\.us\] \(kind bedrock\) needs region$/);
   });
+});
+
+describe("system_messages: one spelling accepted everywhere", () => {
+  const systemOnTop = (toml: string, env: Record<string, string> = {}, name = "ollama") =>
+    (load(toml, env).loaded().config.upstreams.upstreams.find((u) => u.name === name)!.settings as OpenAISettings).systemOnTop;
+  for (const [spelling, top] of [["inline", false], ["in-place", false], ["top", true]] as const) {
+    test(`"${spelling}" in the file and in ALPHA_SYSTEM_MESSAGES`, () => {
+      expect(systemOnTop(`${OLLAMA}system_messages = "${spelling}"\n`)).toBe(top);
+      expect(systemOnTop("", { ALPHA_SYSTEM_MESSAGES: spelling }, "alpha")).toBe(top);
+    });
+  }
 });
