@@ -66,7 +66,8 @@ export function createCassettes({ dir, mode, pace }: CassetteSettings, log: Logg
   return {
     /** The upstreams with their calls going through the cassettes; those of a kind that never calls out (the mock) stay as they are. */
     upstreams(declared: Declared): Declared {
-      configured = configuredOf(declared);
+      // Written down only by a recording: replay reads it (offline.ts).
+      if (mode !== "replay") configured = configuredOf(declared);
       return { ...declared, upstreams: declared.upstreams.map((u) => (KINDS[u.kind].local ? u : { ...u, fetch: fetchFor(u) })) };
     },
     /** Runs a request's handler with its cassette known to the upstream calls it makes. */
