@@ -22,6 +22,12 @@ export interface Route {
   /** Where to try, in order (drawn by weight when `weighted`); each retry goes to the next. */
   targets: Target[];
   weighted: boolean;
+  /** `affinity = "none"`: sessions are not kept on one target (contract 22). */
+  affinity?: "none";
+  /** `affinity_ttl_s`: how long a session's place is remembered; absent: the default. */
+  affinityTtlS?: number;
+  /** `prompt_cache = "off"`: no automatic cache breakpoints on requests converted to Anthropic. */
+  promptCache?: "off";
 }
 
 /** What the upstreams list, as their `models` and discovery know it (nothing, when it is off). */
@@ -107,7 +113,8 @@ export function createRouter({ upstreams, routes, modelAliases, modelRoutes }: R
         continue;
       }
       const sent = route.model ?? model;
-      return { requested, name: route.name, targets: ready(route).map((t) => target(byName.get(t.upstream)!, t.model ?? sent, t.weight)), weighted: route.weighted };
+      const targets = ready(route).map((t) => target(byName.get(t.upstream)!, t.model ?? sent, t.weight));
+      return { requested, name: route.name, targets, weighted: route.weighted, ...sessionKeys(route) };
     }
     const listing = known.upstreamsOf(model);
     // A reload may have added a lister this (older) configuration does not have.
@@ -130,6 +137,13 @@ export function createRouter({ upstreams, routes, modelAliases, modelRoutes }: R
 }
 
 export type Router = ReturnType<typeof createRouter>;
+
+/** A file route's session and cache keys (contract 22), as the route carries them: only when not the default. */
+const sessionKeys = ({ affinity, affinityTtlS, promptCache }: FileRoute): Pick<Route, "affinity" | "affinityTtlS" | "promptCache"> => ({
+  ...(affinity === "none" ? { affinity } : {}),
+  ...(affinityTtlS !== undefined ? { affinityTtlS } : {}),
+  ...(promptCache === "off" ? { promptCache } : {}),
+});
 
 /**
  * The targets in the order this request tries them: as listed, or drawn by weight (the first by
