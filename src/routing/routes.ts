@@ -12,6 +12,8 @@ export interface Target {
   upstream: string;
   model: string;
   weight?: number;
+  /** Its route's `prompt_cache = "off"`: no automatic cache breakpoints on a request converted for it. */
+  promptCache?: "off";
 }
 
 export interface Route {
@@ -114,6 +116,7 @@ export function createRouter({ upstreams, routes, modelAliases, modelRoutes }: R
       }
       const sent = route.model ?? model;
       const targets = ready(route).map((t) => target(byName.get(t.upstream)!, t.model ?? sent, t.weight));
+      if (route.promptCache === "off") for (const t of targets) t.promptCache = "off";
       return { requested, name: route.name, targets, weighted: route.weighted, ...sessionKeys(route) };
     }
     const listing = known.upstreamsOf(model);
