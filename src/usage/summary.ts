@@ -1,7 +1,7 @@
 import type { Database } from "bun:sqlite";
 import { createUsageTable } from "./recorder.ts";
 
-export const GROUPINGS = ["model", "upstream", "key", "day", "tag", "route"] as const;
+export const GROUPINGS = ["model", "upstream", "key", "day", "tag", "route", "session"] as const;
 export type Grouping = (typeof GROUPINGS)[number];
 
 export interface UsageRow {
@@ -29,6 +29,7 @@ const GROUP_SQL: Record<Grouping, string> = {
   day: "strftime('%Y-%m-%d', time / 1000, 'unixepoch')",
   tag: "tag",
   route: "route",
+  session: "session",
 };
 
 /** Usage since a moment (Unix seconds), one row per group: days in order, the rest busiest first. */
