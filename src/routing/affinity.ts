@@ -32,10 +32,16 @@ export function sessionOf(facts: Facts | undefined): string | undefined {
 /** Whether a route keeps sessions on one target: it has more than one, and `affinity` is not "none". */
 export const keepsSessions = (route: Route) => route.targets.length > 1 && route.affinity !== "none";
 
-/** A session on one route for one model asked: the key its place is remembered under. */
-export const placeKey = (session: string, route: Route) => Bun.hash.wyhash(`${session}\u0000${route.name ?? ""}\u0000${route.requested}`).toString(36);
+/**
+ * A session on one route for one model asked: the key its place is remembered under (64 bits, as
+ * two 32-bit MurmurHash3: Bun's 64-bit hashes are BigInts, several times slower to make and print).
+ */
+export function placeKey(session: string, route: Route): string {
+  const text = `${session}\u0000${route.name ?? ""}\u0000${route.requested}`;
+  return `${Bun.hash.murmur32v3(text, 0x9e3779b9).toString(36)}.${Bun.hash.murmur32v3(text, 0x85ebca6b).toString(36)}`;
+}
 
-const TWO_53 = 2 ** 53;
+const TWO_32 = 2 ** 32;
 
 /**
  * Weighted rendezvous hashing (highest random weight): each target scores `weight / -ln(u)`, `u`
@@ -44,12 +50,17 @@ const TWO_53 = 2 ** 53;
  * target added or removed moves only the sessions that go to or came from it.
  */
 export function byRendezvous(targets: readonly Target[], place: string): Target[] {
-  const scored = targets.map((target) => {
-    const h = Bun.hash.wyhash(`${place}\u0000${target.upstream}\u0000${target.model}`);
-    const u = (Number(h >> 11n) + 0.5) / TWO_53;
-    return { target, score: (target.weight ?? 1) / -Math.log(u) };
-  });
-  return scored.sort((a, b) => b.score - a.score).map((s) => s.target);
+  const seed = Bun.hash.murmur32v3(place);
+  const scored: { target: Target; score: number }[] = [];
+  for (const target of targets) {
+    const u = (Bun.hash.murmur32v3(`${target.upstream}\u0000${target.model}`, seed) + 0.5) / TWO_32;
+    const entry = { target, score: (target.weight ?? 1) / -Math.log(u) };
+    // Insertion, best first: routes have a handful of targets, and Array.sort's call costs more than the work.
+    let at = scored.length;
+    while (at > 0 && scored[at - 1]!.score < entry.score) at--;
+    scored.splice(at, 0, entry);
+  }
+  return scored.map((s) => s.target);
 }
 
 /** Where sessions are: the upstream each one's requests go to, until `ttlS` pass without one. */
