@@ -28,8 +28,8 @@ export interface Turn {
   body: Json;
 }
 
-/** The session's turns, each with its whole body. */
-export function agentSession(turns: number, seed: number, model = "claude-sonnet-4-5"): Turn[] {
+/** The session's turns, each with its whole body; `longPauses`: the share of pauses longer than a cache lives. */
+export function agentSession(turns: number, seed: number, model = "claude-sonnet-4-5", longPauses = 0.125): Turn[] {
   const random = seeded(seed);
   const system = [
     { type: "text", text: "You are Claude Code, Anthropic's official CLI for Claude." },
@@ -47,7 +47,7 @@ export function agentSession(turns: number, seed: number, model = "claude-sonnet
     // Claude Code marks the last block of the last message; earlier marks are dropped as it moves on.
     const messages = history.map((m, i) => (i === history.length - 1 ? { ...m, content: m.content.map((b: Json, j: number) => (j === m.content.length - 1 ? { ...b, cache_control: { type: "ephemeral" } } : b)) } : m));
     // Mostly seconds apart; one turn in eight after a pause longer than the cache lives.
-    const pauseMs = n === 0 ? 0 : random() < 0.125 ? 330_000 + random() * 300_000 : 3_000 + random() * 60_000;
+    const pauseMs = n === 0 ? 0 : random() < longPauses ? 330_000 + random() * 300_000 : 3_000 + random() * 60_000;
     out.push({ pauseMs, body: { model, max_tokens: 1024, system, tools, messages } });
   }
   return out;

@@ -1,11 +1,13 @@
 /**
  * The numbers docs/upstreams.md quotes: what a session reads from the prompt caches of a weighted
  * 1:1 route, as a share of what one upstream alone would give, with affinity off and on.
- * `bun test/sessions/measure.ts [runs]`.
+ * `bun test/sessions/measure.ts [runs] [share of long pauses]`.
  */
 import { agentSession, alone, cachesApp, play, readOf, startCaches } from "./fixture.ts";
 
 const runs = Number(process.argv[2] ?? 40);
+/** The share of pauses longer than a cache lives (default one in eight). */
+const longPauses = Number(process.argv[3] ?? 0.125);
 const caches = await startCaches();
 const { a1, a2, us, eu } = caches.caches;
 for (const [label, keys] of [["affinity = \"none\"", 'affinity = "none"'], ["affinity on (default)", ""]] as const) {
@@ -14,7 +16,7 @@ for (const [label, keys] of [["affinity = \"none\"", 'affinity = "none"'], ["aff
     const shares: number[] = [];
     for (let run = 0; run < runs; run++) {
       caches.reset();
-      const turns = agentSession(turnsOf, 1000 + run);
+      const turns = agentSession(turnsOf, 1000 + run, undefined, longPauses);
       await play(json, turns, `measure-${label.length}-${run}`, model);
       shares.push(readOf([...pair]) / alone(turns));
     }
