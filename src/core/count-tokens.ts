@@ -50,8 +50,9 @@ export function createTokenCounter(config: Pick<CoreOptions, "defaultModel" | "m
       // Routed nowhere (an unknown model): that 404 stands; any failure after it, the estimate answers.
       let routed = false;
       try {
+        // A count is no turn of a session: it neither follows one nor moves it (`session: null`).
         const counted = await loop<{ tokens: number; headers?: Record<string, string> }>({
-          requested, facts: { request, headers, key, endpoint }, signal, answer, observe: (o) => void (routed = o.provider !== "-"),
+          requested, facts: { request, headers, key, endpoint, session: null }, signal, answer, observe: (o) => void (routed = o.provider !== "-"),
         });
         return { tokens: counted.tokens, estimate: false, headers: counted.headers };
       } catch (error) {

@@ -38,6 +38,19 @@ describe("a session moves only when its upstream fails, and stays where it moved
     expect([three!.upstream, three!.target]).toEqual([one!.upstream, "kept"]);
   });
 
+  test("a count_tokens call that fails over does not move the session", async () => {
+    const { json } = cachesApp(caches);
+    const turns = agentSession(2, 25);
+    const [one] = await play(json, turns.slice(0, 1), "count-session");
+    fakeOf(one!.upstream).countErrors.push({ kind: "error", status: 529, type: "overloaded_error", message: "Overloaded" });
+    const { model, system, tools, messages } = turns[1]!.body;
+    const count = await json("/v1/messages/count_tokens", { model, system, tools, messages }, { headers: { "x-claude-code-session-id": "count-session", "anthropic-version": "2023-06-01" } });
+    expect(count.status).toBe(200);
+    expect(count.headers.get("x-parley-session-target")).toBeNull();
+    const [two] = await play(json, turns.slice(1), "count-session");
+    expect([two!.upstream, two!.target]).toEqual([one!.upstream, "kept"]);
+  });
+
   test("affinity_ttl_s: a moved session not heard from for that long starts again at its first pick", async () => {
     const { json } = cachesApp(caches, "affinity_ttl_s = 1");
     const turns = agentSession(3, 23);
