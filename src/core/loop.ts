@@ -19,8 +19,8 @@ export interface Observed {
   /** That upstream charges nothing for its answers, whatever the model id. */
   free: boolean;
   route?: string;
-  /** The session the request named (contract 22), as sent: the usage record keeps it hashed. */
-  session?: string;
+  /** The session the request named (contract 22), as sent, read only when asked: the usage record keeps it hashed. */
+  session?: () => string | undefined;
 }
 
 /** A call after a failed one, as a client that asked for progress is told of it. */
@@ -153,8 +153,7 @@ export function createLoop({ modelFallbacks, upstreams }: LoopOptions) {
       if (call.observe) {
         const observed: Observed = { model: requested, provider: tried?.target.upstream ?? "-", upstream_ms: since === undefined ? undefined : Math.round(performance.now() - since), attempts, free };
         if (tried?.route.name) observed.route = tried.route.name;
-        const session = sessionOf(facts);
-        if (session !== undefined) observed.session = session;
+        if (facts) observed.session = () => sessionOf(facts);
         call.observe(observed);
       }
     }

@@ -79,7 +79,7 @@ export function trackUsage(service: UsageService | undefined, { log, request, pr
         cache_read_tokens: tokens ? tokens.cacheRead : null, cache_write_tokens: tokens ? tokens.cacheWrite : null,
         cost_usd: cost, status, outcome, latency_ms: latency,
         ttft_ms: stream ? Math.round(observed.at - start) : null, attempts: observed.attempts, tag: tagOf(request),
-        route: observed.route ?? null, session: observed.session === undefined ? null : hashSession(observed.session),
+        route: observed.route ?? null, session: sessionIn(observed),
       });
     });
   }
@@ -123,6 +123,12 @@ export function trackUsage(service: UsageService | undefined, { log, request, pr
       throw error;
     },
   };
+}
+
+/** The request's session, hashed: read only now that a record is written. */
+function sessionIn(observed: Observed): string | null {
+  const session = observed.session?.();
+  return session === undefined ? null : hashSession(session);
 }
 
 /** Tokens as billed: the record keeps the input without the cache, and the cache's reads and writes beside it. */
