@@ -67,7 +67,7 @@ export interface Trace {
 export function createRouter({ upstreams, routes, modelAliases, modelRoutes }: Routing, known: Known = NOTHING_KNOWN) {
   const byName = new Map(upstreams.map((u) => [u.name, u]));
   const custom = modelRoutes.map(({ pattern, upstream }) => ({ test: matcher(pattern), upstream: byName.get(upstream)! }));
-  const file = routes.map((route) => ({ route, test: route.match === undefined ? undefined : matcher(route.match), holds: route.when && compile(route.when) }));
+  const file = routes.map((route) => ({ route, test: route.match === undefined ? undefined : matcher(route.match), holds: route.when && compile(route.when), keys: sessionKeys(route) }));
   // Of several upstreams of a kind, the configured ones; none: the first, whose call says what to set.
   const usable = (of: Upstream[]) => {
     const ready = of.filter((u) => !missing(u));
@@ -109,7 +109,7 @@ export function createRouter({ upstreams, routes, modelAliases, modelRoutes }: R
       trace?.step("MODEL_ROUTES", true);
       return to(requested, [routed.upstream], model);
     }
-    for (const { route, test, holds } of file) {
+    for (const { route, test, holds, keys } of file) {
       if ((test && !test(model)) || (holds && !(facts && holds(facts)))) {
         trace?.skipped(route);
         continue;
@@ -117,7 +117,8 @@ export function createRouter({ upstreams, routes, modelAliases, modelRoutes }: R
       const sent = route.model ?? model;
       const targets = ready(route).map((t) => target(byName.get(t.upstream)!, t.model ?? sent, t.weight));
       if (route.promptCache === "off") for (const t of targets) t.promptCache = "off";
-      return { requested, name: route.name, targets, weighted: route.weighted, ...sessionKeys(route) };
+      const routed: Route = { requested, name: route.name, targets, weighted: route.weighted };
+      return keys ? Object.assign(routed, keys) : routed;
     }
     const listing = known.upstreamsOf(model);
     // A reload may have added a lister this (older) configuration does not have.
@@ -141,12 +142,11 @@ export function createRouter({ upstreams, routes, modelAliases, modelRoutes }: R
 
 export type Router = ReturnType<typeof createRouter>;
 
-/** A file route's session and cache keys (contract 22), as the route carries them: only when not the default. */
-const sessionKeys = ({ affinity, affinityTtlS, promptCache }: FileRoute): Pick<Route, "affinity" | "affinityTtlS" | "promptCache"> => ({
-  ...(affinity === "none" ? { affinity } : {}),
-  ...(affinityTtlS !== undefined ? { affinityTtlS } : {}),
-  ...(promptCache === "off" ? { promptCache } : {}),
-});
+/** A file route's session and cache keys (contract 22) that are not the defaults, made once; none: undefined. */
+function sessionKeys({ affinity, affinityTtlS, promptCache }: FileRoute): Pick<Route, "affinity" | "affinityTtlS" | "promptCache"> | undefined {
+  if (affinity !== "none" && affinityTtlS === undefined && promptCache !== "off") return undefined;
+  return { ...(affinity === "none" ? { affinity } : {}), ...(affinityTtlS !== undefined ? { affinityTtlS } : {}), ...(promptCache === "off" ? { promptCache } : {}) };
+}
 
 /**
  * The targets in the order this request tries them: as listed, or drawn by weight (the first by
