@@ -57,6 +57,13 @@ describe("requests converted to Anthropic get cache breakpoints (contract 22)", 
     expect(cached.slice(1).every((n) => n > 1000)).toBe(true);
   });
 
+  test("a Claude model Bedrock caches nothing for (Claude 3 Haiku) gets none: Bedrock would refuse the request", async () => {
+    const response = await json("/v1/chat/completions", { model: "account-us/claude-3-haiku-20240307", messages: [{ role: "system", content: SYSTEM }, { role: "user", content: words(300) }], tools: TOOLS });
+    expect(response.status).toBe(200);
+    expect(caches.fakes.us.last().modelId).toContain("anthropic.claude-3-haiku-20240307");
+    expect(caches.fakes.us.last().text).not.toContain("cache_control");
+  });
+
   test("a short request gets none: a one-off would pay the write and never read it", async () => {
     const response = await json("/v1/chat/completions", { model: "claude-sonnet-4-5", messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "hi" }] });
     expect(response.status).toBe(200);
