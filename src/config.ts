@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { AwsSettings } from "./lib/aws.ts";
 import type { LogLevel } from "./log.ts";
 import type { CassetteMode, CassetteSettings } from "./cassettes/cassettes.ts";
-import { offline, REPLAY_KEY } from "./cassettes/offline.ts";
+import { offline, recordedUpstreams, REPLAY_KEY } from "./cassettes/offline.ts";
 import { declareUpstreams, SPEC_UPSTREAMS, upstreamNamed, type Declared } from "./routing/upstreams.ts";
 import { FileError, readUpstreamsFile, type UpstreamsFile } from "./routing/upstreams-file.ts";
 import { readEnvFile } from "./config/file.ts";
@@ -123,7 +123,7 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
   const [declared, database] = upstreams(values, upstreamsFile, replay ? (name) => lookup(name) ?? REPLAY_KEY : lookup, replay);
   // DATABASE_URL set anywhere else wins over the upstreams file's [database] url.
   if (database && values.DATABASE_URL === undefined) values.DATABASE_URL = database.url;
-  const config = toConfig(values, replay ? offline(declared) : declared);
+  const config = toConfig(values, replay ? offline(declared, recordedUpstreams(values.PARLEY_CASSETTES!)) : declared);
   return { config, entries, configFile, ...(upstreamsFile ? { upstreamsFile } : {}) };
 }
 

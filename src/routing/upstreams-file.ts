@@ -24,6 +24,11 @@ export interface FileRoute {
   weighted: boolean;
   /** Conditions on the request, all of which must hold (contract 15); absent: always. */
   when?: When;
+  /** Sessions kept on one target (default "session"), and for how long (contract 22). */
+  affinity?: "session" | "none";
+  affinityTtlS?: number;
+  /** Automatic cache breakpoints on requests converted to Anthropic (default "auto"). */
+  promptCache?: "auto" | "off";
   /** Where the file declares it. */
   line: number;
 }
@@ -41,7 +46,15 @@ export class FileError extends Error {}
 
 const NAME = /^[a-z0-9][a-z0-9_-]*$/;
 export const COMMON: Record<string, KeyType> = { kind: "string", models: "strings", discover: "boolean", timeout_ms: "integer", retries: "integer", headers: "table" };
-export const ROUTE: Record<string, KeyType> = { name: "string", match: "string", model: "string", to: "string", when: "table" };
+export const ROUTE: Record<string, KeyType> = {
+  name: "string", match: "string", model: "string", to: "string", when: "table", affinity: "string", affinity_ttl_s: "integer", prompt_cache: "string",
+};
+/** What a route key must be beyond its type. */
+const ROUTE_VALUES: Record<string, [ok: (value: unknown) => boolean, allowed: string]> = {
+  affinity: [(v) => v === "session" || v === "none", '"session" or "none"'],
+  affinity_ttl_s: [(v) => (v as number) >= 1 && (v as number) <= 86_400, "from 1 to 86400 seconds"],
+  prompt_cache: [(v) => v === "auto" || v === "off", '"auto" or "off"'],
+};
 export const TARGET: Record<string, KeyType> = { upstream: "string", weight: "integer", model: "string" };
 
 const isUrl = (v: unknown) => typeof v === "string" && /^https?:\/\/[^\s/]+/.test(v) && URL.canParse(v);
@@ -53,7 +66,8 @@ const VALUES: Record<string, [ok: (value: unknown) => boolean, allowed: string]>
   region: [(v) => typeof v === "string" && /^[a-z]{2}(-[a-z]+)+-\d+$/.test(v), "an AWS region such as us-east-1"],
   timeout_ms: [(v) => (v as number) >= 1, "at least 1"],
   retries: [(v) => (v as number) <= 10, "from 0 to 10"],
-  system_messages: [(v) => v === "inline" || v === "top", '"inline" or "top"'],
+  // "in-place" is ALPHA_SYSTEM_MESSAGES' older spelling of "inline": both are taken in both places.
+  system_messages: [(v) => v === "inline" || v === "in-place" || v === "top", '"inline" (or "in-place") or "top"'],
 };
 
 /**
@@ -71,7 +85,7 @@ export function readUpstreamsFile(path: string, text: string, lookup: (name: str
     doc = Bun.TOML.parse(text) as Record<string, unknown>;
   } catch (error) {
     const message = syntaxMessage(error);
-    return fail(syntaxLine(lines, message), message);
+    return fail(syntaxLine(lines, message), sentence(message));
   }
 
   for (const key of Object.keys(doc)) {
@@ -145,6 +159,9 @@ export function readUpstreamsFile(path: string, text: string, lookup: (name: str
       if (entry.weight !== undefined && !((entry.weight as number) > 0)) fail(at("to"), "weight must be a positive integer");
       return { upstream, ...(entry.weight !== undefined ? { weight: entry.weight as number } : {}), ...(entry.model !== undefined ? { model: entry.model as string } : {}) };
     });
+    for (const [key, [ok, allowed]] of Object.entries(ROUTE_VALUES)) {
+      if (expanded[key] !== undefined && !ok(expanded[key])) fail(at(key), `${key} in [[routes]] must be ${allowed}, not ${JSON.stringify(expanded[key])}`);
+    }
     const when = expanded.when === undefined ? undefined : readWhen(expanded.when, (key, message) => fail(key === undefined ? at("when") : lineWithin(lines, at(), key), message));
     return {
       name: typeof expanded.name === "string" ? expanded.name : String(index + 1),
@@ -153,6 +170,9 @@ export function readUpstreamsFile(path: string, text: string, lookup: (name: str
       to,
       weighted: to.some((t) => t.weight !== undefined),
       ...(when ? { when } : {}),
+      ...(expanded.affinity !== undefined ? { affinity: expanded.affinity as "session" | "none" } : {}),
+      ...(expanded.affinity_ttl_s !== undefined ? { affinityTtlS: expanded.affinity_ttl_s as number } : {}),
+      ...(expanded.prompt_cache !== undefined ? { promptCache: expanded.prompt_cache as "auto" | "off" } : {}),
       line: at(),
     };
   });
@@ -215,6 +235,16 @@ const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /** The parser's message, less the text it choked on: that may be a secret written without quotes. */
 const syntaxMessage = (error: unknown) => (error as Error).message.replace(/^TOML Parse error: /, "").replace(/:\s*".*"$/, "");
+
+/** The parser's message as a sentence: no byte codes (`found (0x0A)`), and what to do where it is plain. */
+function sentence(message: string): string {
+  const header = /^Expected '(\]\]?)' to close an? (table|array-of-tables) header but found \(0x0A\)$/.exec(message);
+  if (header) return `the ${header[2] === "table" ? "table" : "[[…]]"} header on this line is not closed: end it with '${header[1]}'`;
+  return message
+    .replace(/ but found \(0x0A\)/, " before the end of the line")
+    .replace(/ but found end of file/, " before the end of the file")
+    .replace(/\(0x([0-9A-F]{2})\)/gi, (_, hex: string) => JSON.stringify(String.fromCharCode(parseInt(hex, 16))));
+}
 
 /**
  * The line of a key inside the table that starts at line `from` (1-based), its sub-tables included

@@ -1,7 +1,7 @@
 import type { SQL } from "bun";
 import { migratePostgres } from "../lib/postgres.ts";
 import { COLUMNS } from "./record.ts";
-import { BUCKET_RAW, BUCKET_ROLLUP, ROLLUP_COLUMNS, ROLLUP_UPSERT, rollupsOf, roundUsd, wholeHourFrom, type Rollup, type UsageStore } from "./store.ts";
+import { BUCKET_RAW, BUCKET_ROLLUP, isRawOnly, ROLLUP_COLUMNS, ROLLUP_UPSERT, rollupsOf, roundUsd, wholeHourFrom, type Rollup, type RawOnly, type UsageStore } from "./store.ts";
 import type { Grouping, UsageRow } from "./summary.ts";
 
 /** The usage tables in Postgres, as numbered migrations (the same tables as SQLite's, typed for Postgres). */
@@ -11,7 +11,7 @@ const MIGRATIONS = [
       id TEXT PRIMARY KEY, request_id TEXT, time BIGINT NOT NULL, endpoint TEXT NOT NULL, key_label TEXT NOT NULL,
       model_requested TEXT, model TEXT, provider TEXT, input_tokens INTEGER, output_tokens INTEGER, cache_read_tokens INTEGER,
       cache_write_tokens INTEGER, cost_usd DOUBLE PRECISION, status SMALLINT NOT NULL, outcome TEXT NOT NULL, latency_ms INTEGER NOT NULL,
-      ttft_ms INTEGER, attempts SMALLINT NOT NULL, tag TEXT, route TEXT)`,
+      ttft_ms INTEGER, attempts SMALLINT NOT NULL, tag TEXT, route TEXT, session TEXT)`,
     "CREATE INDEX usage_time ON usage (time)",
     `CREATE TABLE usage_hourly (
       hour BIGINT NOT NULL, key_label TEXT NOT NULL, model TEXT NOT NULL, provider TEXT NOT NULL, route TEXT NOT NULL,
@@ -42,7 +42,7 @@ export function migrateUsagePostgres(sql: SQL): Promise<number[]> {
 const TYPES: Record<(typeof COLUMNS)[number], string> = {
   id: "text", request_id: "text", time: "bigint", endpoint: "text", key_label: "text", model_requested: "text", model: "text",
   provider: "text", input_tokens: "int", output_tokens: "int", cache_read_tokens: "int", cache_write_tokens: "int", cost_usd: "float8",
-  status: "smallint", outcome: "text", latency_ms: "int", ttft_ms: "int", attempts: "smallint", tag: "text", route: "text",
+  status: "smallint", outcome: "text", latency_ms: "int", ttft_ms: "int", attempts: "smallint", tag: "text", route: "text", session: "text",
 };
 const ROLLUP_TYPES: Record<keyof Rollup, string> = {
   hour: "bigint", key_label: "text", model: "text", provider: "text", route: "text", requests: "bigint", errors: "bigint",
@@ -57,10 +57,12 @@ const columnsOf = <T>(rows: readonly T[], columns: readonly (keyof T)[]) => colu
 
 const DAY_OF = (seconds: string) => `to_char(to_timestamp(${seconds}) AT TIME ZONE 'UTC', 'YYYY-MM-DD')`;
 const GROUP_RAW: Record<Grouping, string> = {
-  model: "model", upstream: "provider", key: "key_label", tag: "tag", route: "route", day: DAY_OF("time / 1000.0"),
+  model: "model", upstream: "provider", key: "key_label", tag: "tag", session: "session",
+  // A request no file route matched is grouped as "-", as one that reached no upstream is by upstream.
+  route: "COALESCE(route, '-')", day: DAY_OF("time / 1000.0"),
 };
-const GROUP_ROLLUP: Record<Exclude<Grouping, "tag">, string> = {
-  model: "NULLIF(model, '')", upstream: "NULLIF(provider, '')", key: "key_label", route: "NULLIF(route, '')", day: DAY_OF("hour"),
+const GROUP_ROLLUP: Record<Exclude<Grouping, RawOnly>, string> = {
+  model: "NULLIF(model, '')", upstream: "NULLIF(provider, '')", key: "key_label", route: "COALESCE(NULLIF(route, ''), '-')", day: DAY_OF("hour"),
 };
 const RAW_SUMS = `1 AS requests, COALESCE(input_tokens, 0) AS i, COALESCE(output_tokens, 0) AS o,
   COALESCE(cache_read_tokens, 0) AS cr, COALESCE(cache_write_tokens, 0) AS cw, cost_usd AS c`;
@@ -99,14 +101,14 @@ export function createPostgresUsageStore(sql: SQL, log?: { info(...args: unknown
       const hour = wholeHourFrom(since);
       const raw = bucket ? `${BUCKET_RAW[bucket]} AS b, ` : "";
       const rolled = bucket ? `${BUCKET_ROLLUP[bucket]} AS b, ` : "";
-      const from = by === "tag"
-        ? `SELECT ${raw}${GROUP_RAW.tag} AS g, ${RAW_SUMS} FROM usage WHERE time >= $1`
+      const from = isRawOnly(by)
+        ? `SELECT ${raw}${GROUP_RAW[by]} AS g, ${RAW_SUMS} FROM usage WHERE time >= $1`
         : `SELECT ${rolled}${GROUP_ROLLUP[by]} AS g, ${ROLLUP_SUMS} FROM usage_hourly WHERE hour >= $2
            UNION ALL SELECT ${raw}${GROUP_RAW[by]} AS g, ${RAW_SUMS} FROM usage WHERE time >= $1 AND time < $2::bigint * 1000`;
       const rows: UsageRow[] = await sql.unsafe(`SELECT ${bucket ? `b::float8 AS start, ` : ""}g AS "group", SUM(requests)::float8 AS requests,
           SUM(i)::float8 AS input_tokens, SUM(o)::float8 AS output_tokens, SUM(cr)::float8 AS cache_read_tokens,
           SUM(cw)::float8 AS cache_write_tokens, SUM(c)::float8 AS cost_usd
-        FROM (${from}) AS t GROUP BY ${bucket ? "1, 2 ORDER BY start ASC, " : "1 ORDER BY "}${order}`, by === "tag" ? [since * 1000] : [since * 1000, hour]);
+        FROM (${from}) AS t GROUP BY ${bucket ? "1, 2 ORDER BY start ASC, " : "1 ORDER BY "}${order}`, isRawOnly(by) ? [since * 1000] : [since * 1000, hour]);
       return rows.map((row) => ({ ...row, cost_usd: roundUsd(row.cost_usd) }));
     },
     async prune(before) {

@@ -2,7 +2,7 @@ import type { Logger } from "../log.ts";
 import type { UsageRecord } from "./record.ts";
 import type { UsageStore } from "./store.ts";
 
-export { COLUMNS, pushRow, type UsageRecord } from "./record.ts";
+export { COLUMNS, hashSession, pushRow, type UsageRecord } from "./record.ts";
 
 const FLUSH_EVERY_MS = 1000;
 /**

@@ -1,11 +1,11 @@
 import type { Database } from "bun:sqlite";
 import { COLUMNS, pushRow, type UsageRecord } from "./record.ts";
-import { BUCKET_RAW, BUCKET_ROLLUP, ROLLUP_COLUMNS, ROLLUP_UPSERT, rollupsOf, roundUsd, wholeHourFrom, type UsageStore } from "./store.ts";
+import { BUCKET_RAW, BUCKET_ROLLUP, isRawOnly, ROLLUP_COLUMNS, ROLLUP_UPSERT, rollupsOf, roundUsd, wholeHourFrom, type RawOnly, type UsageStore } from "./store.ts";
 import type { Grouping, UsageRow } from "./summary.ts";
 
 /**
  * Numbered migrations of the usage tables, applied in place to whatever parley.db holds: 1 is the
- * table as every earlier parley made it (with the `route` column it gained later), 2 adds the
+ * table as every earlier parley made it (with the `route` and `session` columns it gained later), 2 adds the
  * request ids and the hourly rollups, filled from the records already there.
  */
 const MIGRATIONS: ((db: Database) => void)[] = [
@@ -15,7 +15,7 @@ const MIGRATIONS: ((db: Database) => void)[] = [
       input_tokens INTEGER, output_tokens INTEGER, cache_read_tokens INTEGER, cache_write_tokens INTEGER, cost_usd REAL,
       status INTEGER NOT NULL, outcome TEXT NOT NULL, latency_ms INTEGER NOT NULL, ttft_ms INTEGER, attempts INTEGER NOT NULL, tag TEXT)`);
     db.run("CREATE INDEX IF NOT EXISTS usage_time ON usage (time)");
-    addMissing(db, [["route", "TEXT"]]);
+    addMissing(db, [["route", "TEXT"], ["session", "TEXT"]]);
   },
   (db) => {
     addMissing(db, [["id", "TEXT"], ["request_id", "TEXT"]]);
@@ -55,11 +55,13 @@ export function migrateUsage(db: Database): void {
 const ROWS_PER_INSERT = 64;
 
 const GROUP_RAW: Record<Grouping, string> = {
-  model: "model", upstream: "provider", key: "key_label", tag: "tag", route: "route",
+  model: "model", upstream: "provider", key: "key_label", tag: "tag", session: "session",
+  // A request no file route matched is grouped as "-", as one that reached no upstream is by upstream.
+  route: "COALESCE(route, '-')",
   day: "strftime('%Y-%m-%d', time / 1000, 'unixepoch')",
 };
-const GROUP_ROLLUP: Record<Exclude<Grouping, "tag">, string> = {
-  model: "NULLIF(model, '')", upstream: "NULLIF(provider, '')", key: "key_label", route: "NULLIF(route, '')",
+const GROUP_ROLLUP: Record<Exclude<Grouping, RawOnly>, string> = {
+  model: "NULLIF(model, '')", upstream: "NULLIF(provider, '')", key: "key_label", route: "COALESCE(NULLIF(route, ''), '-')",
   day: "strftime('%Y-%m-%d', hour, 'unixepoch')",
 };
 const RAW_SUMS = `1 AS requests, COALESCE(input_tokens, 0) AS i, COALESCE(output_tokens, 0) AS o,
@@ -128,14 +130,14 @@ export function createSqliteUsageStore(database: () => Database): UsageStore {
       const hour = wholeHourFrom(since);
       const raw = bucket ? `${BUCKET_RAW[bucket]} AS b, ` : "";
       const rolled = bucket ? `${BUCKET_ROLLUP[bucket]} AS b, ` : "";
-      const from = by === "tag"
-        ? `SELECT ${raw}${GROUP_RAW.tag} AS g, ${RAW_SUMS} FROM usage WHERE time >= $since`
+      const from = isRawOnly(by)
+        ? `SELECT ${raw}${GROUP_RAW[by]} AS g, ${RAW_SUMS} FROM usage WHERE time >= $since`
         : `SELECT ${rolled}${GROUP_ROLLUP[by]} AS g, ${ROLLUP_SUMS} FROM usage_hourly WHERE hour >= $hour
            UNION ALL SELECT ${raw}${GROUP_RAW[by]} AS g, ${RAW_SUMS} FROM usage WHERE time >= $since AND time < $hourMs`;
       const rows = db().query<UsageRow, Record<string, number>>(`SELECT ${bucket ? `b AS start, ` : ""}g AS "group", SUM(requests) AS requests,
           SUM(i) AS input_tokens, SUM(o) AS output_tokens, SUM(cr) AS cache_read_tokens, SUM(cw) AS cache_write_tokens, SUM(c) AS cost_usd
         FROM (${from}) GROUP BY ${bucket ? "1, 2 ORDER BY start ASC, " : "1 ORDER BY "}${order}`)
-        .all(by === "tag" ? { since: since * 1000 } : { since: since * 1000, hour, hourMs: hour * 1000 });
+        .all(isRawOnly(by) ? { since: since * 1000 } : { since: since * 1000, hour, hourMs: hour * 1000 });
       return rows.map((row) => ({ ...row, cost_usd: roundUsd(row.cost_usd) }));
     },
     async prune(before) {

@@ -84,6 +84,10 @@ export const wholeHourFrom = (since: number) => Math.ceil(since / HOUR_S) * HOUR
 /** Ten decimals: sums of floats otherwise print as 0.30000000000000004. */
 export const roundUsd = (usd: number | null) => (usd === null ? null : Number(usd.toFixed(10)));
 
+/** Groupings the rollups do not keep: read from the raw records, within the retention (contract 21). */
+export type RawOnly = "tag" | "session";
+export const isRawOnly = (by: Grouping): by is RawOnly => by === "tag" || by === "session";
+
 /** A bucket's start (Unix seconds) from a rollup's hour, and from a raw record's time (ms). */
 export const BUCKET_ROLLUP: Record<Bucket, string> = { hour: "hour", day: "(hour / 86400) * 86400" };
 export const BUCKET_RAW: Record<Bucket, string> = { hour: "(time / 3600000) * 3600", day: "(time / 86400000) * 86400" };

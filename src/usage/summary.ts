@@ -1,4 +1,4 @@
-export const GROUPINGS = ["model", "upstream", "key", "day", "tag", "route"] as const;
+export const GROUPINGS = ["model", "upstream", "key", "day", "tag", "route", "session"] as const;
 export type Grouping = (typeof GROUPINGS)[number];
 
 /** `bucket=hour|day`: one row per bucket and group (contract 20's plots), from the rollups. */

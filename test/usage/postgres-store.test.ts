@@ -21,7 +21,7 @@ const record = (i: number): UsageRecord => ({
   id: `r${i}`, request_id: i % 2 ? `client-${i}` : null, time: start + i * 11_000, endpoint: "/v1/chat/completions", key_label: `key-${i % 3}`,
   model_requested: `model-${i % 4}`, model: i % 5 ? `model-${i % 4}` : null, provider: i % 2 ? "alpha" : "beta", input_tokens: i, output_tokens: 2 * i,
   cache_read_tokens: i % 7, cache_write_tokens: i % 2, cost_usd: i % 4 ? i / 1e6 : null, status: i % 9 ? 200 : 503, outcome: i % 9 ? "ok" : "error",
-  latency_ms: i % 50, ttft_ms: null, attempts: 1, tag: i % 3 ? `tag-${i % 5}` : null, route: i % 4 ? null : `route-${i % 8}`,
+  latency_ms: i % 50, ttft_ms: null, attempts: 1, tag: i % 3 ? `tag-${i % 5}` : null, route: i % 4 ? null : `route-${i % 8}`, session: i % 6 ? `s${i % 11}` : null,
 });
 const records = Array.from({ length: 2000 }, (_, i) => record(i));
 
