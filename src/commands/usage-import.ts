@@ -41,7 +41,8 @@ export default defineCommand({
     }),
 });
 
-type Row = Partial<UsageRecord> & Omit<UsageRecord, "id" | "request_id" | "route"> & { rowid_: number };
+/** Columns a parley.db gained over time may be missing from an older one. */
+type Row = Partial<UsageRecord> & Omit<UsageRecord, "id" | "request_id" | "route" | "session"> & { rowid_: number };
 
 /**
  * A record as the file holds it. Records an older parley wrote have no id: theirs is made from the
@@ -49,5 +50,5 @@ type Row = Partial<UsageRecord> & Omit<UsageRecord, "id" | "request_id" | "route
  */
 function recordOf({ rowid_, ...row }: Row): UsageRecord {
   const id = row.id ?? `import-${new Bun.CryptoHasher("sha256").update(JSON.stringify([rowid_, row])).digest("hex").slice(0, 32)}`;
-  return { ...row, id, request_id: row.request_id ?? null, route: row.route ?? null };
+  return { ...row, id, request_id: row.request_id ?? null, route: row.route ?? null, session: row.session ?? null };
 }
