@@ -32,6 +32,7 @@ import { files as fileEndpoints } from "./endpoints/files.ts";
 import { health } from "./endpoints/health.ts";
 import { messages } from "./endpoints/messages.ts";
 import { metrics } from "./endpoints/metrics.ts";
+import { onFirstDrop } from "../providers/dropped-betas.ts";
 import { modelEndpoints } from "./endpoints/models.ts";
 import { responses } from "./endpoints/responses.ts";
 import { root } from "./endpoints/root.ts";
@@ -77,6 +78,7 @@ export function createApp({ config, log, accessLog }: AppOptions) {
   upstreams = createLive(declared(config.upstreams), { modelAliases: config.modelAliases, modelRoutes: config.modelRoutes, cooldownS: config.upstreamCooldownS }, discovery);
   void discovery.start();
   const chat = createChat({ config, log, upstreams, attachFiles });
+  onFirstDrop((upstream, beta) => log.warn(`anthropic-beta '${beta}' is not passed on to '${upstream}', which does not take it (its anthropic_betas setting, or parley's table of Bedrock's betas); counted in parley_betas_dropped_total.`));
   const endpoints: Endpoint[] = [
     chatCompletions, messages, responses, completions, embeddings(createEmbeddings({ config, upstreams })),
     ...bedrock({ guard, credentials: config.ingressAwsCredentials, mainKey: config.apiKey, control: createControlPlane(upstreams, discovery) }),

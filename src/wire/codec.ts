@@ -21,6 +21,8 @@ export interface Codec {
   streamEncoder(model: string, request: ChatRequest): StreamEncoder;
   /** Text found in the last event of a complete stream: a stream passed through without it was cut short. */
   lastEvent: string;
+  /** How the dialect's error event begins, when a stream may end with one the upstream sent (see guardStream). */
+  failedEvent?: string;
   /** For dialects that name their events: the names a complete stream may end with (see guardStream). */
   endEvents?: string[];
   /** The wire dialect this codec speaks, when a provider may take it natively (same family, no conversion). */
