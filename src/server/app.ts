@@ -34,7 +34,7 @@ import { messages } from "./endpoints/messages.ts";
 import { metrics } from "./endpoints/metrics.ts";
 import { onFirstDrop } from "../providers/dropped-betas.ts";
 import { modelEndpoints } from "./endpoints/models.ts";
-import { responses } from "./endpoints/responses.ts";
+import { responses, responsesWebSocket } from "./endpoints/responses.ts";
 import { root } from "./endpoints/root.ts";
 import { usage as usageEndpoint } from "./endpoints/usage.ts";
 
@@ -80,7 +80,7 @@ export function createApp({ config, log, accessLog }: AppOptions) {
   const chat = createChat({ config, log, upstreams, attachFiles });
   onFirstDrop((upstream, beta) => log.warn(`anthropic-beta '${beta}' is not passed on to '${upstream}', which does not take it (its anthropic_betas setting, or parley's table of Bedrock's betas); counted in parley_betas_dropped_total.`));
   const endpoints: Endpoint[] = [
-    chatCompletions, messages, responses, completions, embeddings(createEmbeddings({ config, upstreams })),
+    chatCompletions, messages, responses, responsesWebSocket, completions, embeddings(createEmbeddings({ config, upstreams })),
     ...bedrock({ guard, credentials: config.ingressAwsCredentials, mainKey: config.apiKey, control: createControlPlane(upstreams, discovery) }),
     ...docs(() => endpoints),
     ...health(upstreams, redis?.status),

@@ -1,5 +1,6 @@
 import { droppedTools, responses as codec } from "../../wire/responses/codec.ts";
-import type { ChatEndpoint } from "../edge/endpoint.ts";
+import { GatewayError } from "../../errors.ts";
+import type { ChatEndpoint, PlainEndpoint } from "../edge/endpoint.ts";
 
 export const DROPPED_TOOLS = "x-parley-dropped-tools";
 
@@ -29,4 +30,22 @@ export const responses: ChatEndpoint = {
     tags: ["chat"],
     requestBody: { required: true, content: { "application/json": { schema: { type: "object" } } } },
   },
+};
+
+/**
+ * `GET /v1/responses` with `Upgrade: websocket`: Codex tries the Responses API over a WebSocket
+ * first. parley serves it over HTTP only, and says so with a 426, on which Codex falls back to
+ * `POST /v1/responses` at once; a 404 or 405 costs it seven attempts (~7 s a session), a 400 makes
+ * it exit (contract 26). Open, as the 404 it replaces was: it says nothing a key would protect.
+ */
+export const responsesWebSocket: PlainEndpoint = {
+  kind: "plain",
+  method: "GET",
+  path: "/v1/responses",
+  errors: "openai",
+  answer({ request }) {
+    if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") throw new GatewayError(405, "invalid_request_error", "GET /v1/responses is not served: send POST /v1/responses.");
+    throw new GatewayError(426, "invalid_request_error", "parley serves the Responses API over HTTP, not WebSocket: send POST /v1/responses.", { headers: { connection: "close" } });
+  },
+  openapi: { summary: "Responses over WebSocket: answered 426, so that clients (Codex) use POST at once", tags: ["chat"] },
 };
