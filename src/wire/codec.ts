@@ -4,7 +4,7 @@ import type { Json } from "../lib/read.ts";
 import { sseText } from "../lib/sse.ts";
 
 /** A client dialect a provider may take in its own wire format, with no conversion. */
-export type Dialect = "openai-chat" | "openai-responses" | "anthropic-messages" | "openai-completions" | "openai-embeddings" | "bedrock-invoke" | "bedrock-converse";
+export type Dialect = "openai-chat" | "openai-responses" | "openai-responses-compaction" | "openai-responses-compact" | "anthropic-messages" | "openai-completions" | "openai-embeddings" | "bedrock-invoke" | "bedrock-converse";
 
 /** Turns IR stream events into a format's server-sent events; keeps its own state in closures. */
 export interface StreamEncoder {
