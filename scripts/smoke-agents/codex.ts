@@ -29,6 +29,9 @@ export default async function check(): Promise<string> {
   process.env.TMPDIR = dir;
   const gateway = await startGateway();
   const seen: Seen[] = [];
+  /** Codex's WebSocket attempts (GET /v1/responses) and every status parley answered: a retry or a delay shows here. */
+  const upgrades: number[] = [];
+  const statuses: number[] = [];
   // In front of the gateway, to see what Codex itself sends (headers included).
   const server = Bun.serve({
     hostname: "127.0.0.1",
@@ -37,6 +40,8 @@ export default async function check(): Promise<string> {
     async fetch(request) {
       const raw = await request.text();
       const response = await gateway.app.handle(new Request(request.url, { method: request.method, headers: request.headers, body: raw || undefined }));
+      statuses.push(response.status);
+      if (request.method === "GET" && new URL(request.url).pathname === "/v1/responses") upgrades.push(response.status);
       if (request.method === "POST") seen.push({ headers: request.headers, body: JSON.parse(raw), dropped: response.headers.get("x-parley-dropped-tools") });
       return response;
     },
@@ -47,9 +52,16 @@ export default async function check(): Promise<string> {
     const lines: string[] = [];
 
     const checkReply = async (label: string, model: string, expected: string) => {
+      upgrades.length = 0;
+      statuses.length = 0;
+      const started = performance.now();
       const out = await run(model);
       if (!out.includes(expected)) throw new Error(`codex exec with ${label} (${model}) did not print '${expected}':\n${out}`);
-      lines.push(`${label}: "${expected}"`);
+      // One WebSocket attempt at most, answered 426 so that Codex falls back at once (a 404 cost it seven, ~7 s).
+      if (upgrades.length > 1 || upgrades.some((status) => status !== 426)) throw new Error(`codex exec with ${label} tried the WebSocket ${upgrades.length} times (statuses ${upgrades.join(", ")})`);
+      const failed = statuses.filter((status) => status >= 400 && status !== 426);
+      if (failed.length) throw new Error(`codex exec with ${label}: parley answered ${failed.join(", ")}, which Codex retries`);
+      lines.push(`${label}: "${expected}" (${upgrades.length} WebSocket attempt, ${statuses.length - upgrades.length} POST, ${Math.round(performance.now() - started)} ms)`);
     };
     await checkReply("OpenAI passthrough", "gpt-4.1", "Hello from OpenAI");
     await checkReply("Bedrock Claude converted", CLAUDE, "Hello from Claude");
