@@ -48,7 +48,8 @@ export default async function check(): Promise<string> {
   });
   try {
     const codex = await install(dir);
-    const run = (model: string) => exec(codex, dir, model, `http://127.0.0.1:${server.port}/v1`);
+    let builtIn = false;
+    const run = (model: string) => exec(codex, dir, model, `http://127.0.0.1:${server.port}/v1`, builtIn);
     const lines: string[] = [];
 
     const checkReply = async (label: string, model: string, expected: string) => {
@@ -67,6 +68,11 @@ export default async function check(): Promise<string> {
     await checkReply("Bedrock Claude converted", CLAUDE, "Hello from Claude");
     await checkReply("mock", "mock", "say hi");
     const first = seen[0]!;
+    // The built-in OpenAI provider pointed at parley tries the Responses WebSocket first: one 426, then POST.
+    builtIn = true;
+    await checkReply("built-in OpenAI provider", "gpt-4.1", "Hello from OpenAI");
+    if (upgrades.length !== 1) throw new Error(`the built-in OpenAI provider made ${upgrades.length} WebSocket attempts, not 1: the 426 path went untried`);
+    builtIn = false;
 
     // A tool round trip through the conversion: Claude asks Codex to run a command, Codex sends its output back.
     seen.length = 0;
@@ -100,10 +106,10 @@ async function version(codex: string): Promise<string> {
   return (await new Response(proc.stdout).text()).trim().replace(/^codex-cli /, "");
 }
 
-/** One `codex exec` in a fresh CODEX_HOME whose only provider is parley. */
-async function exec(codex: string, dir: string, model: string, baseUrl: string): Promise<string> {
+/** One `codex exec` in a fresh CODEX_HOME whose only provider is parley: its own table, or (`builtIn`) the built-in OpenAI one at parley's URL. */
+async function exec(codex: string, dir: string, model: string, baseUrl: string, builtIn = false): Promise<string> {
   const home = mkdtempSync(join(dir, "home-"));
-  writeFileSync(join(home, "config.toml"), [
+  writeFileSync(join(home, "config.toml"), builtIn ? [`model = "${model}"`, `model_provider = "openai"`, `openai_base_url = "${baseUrl}"`, ``].join("\n") : [
     `model = "${model}"`,
     `model_provider = "parley"`,
     ``,
@@ -116,7 +122,7 @@ async function exec(codex: string, dir: string, model: string, baseUrl: string):
   ].join("\n"));
   const proc = Bun.spawn([codex, "exec", "--skip-git-repo-check", "say hi"], {
     cwd: home,
-    env: { PATH: process.env.PATH ?? "", HOME: home, CODEX_HOME: home, PARLEY_API_KEY: TEST_KEY },
+    env: { PATH: process.env.PATH ?? "", HOME: home, CODEX_HOME: home, PARLEY_API_KEY: TEST_KEY, ...(builtIn ? { CODEX_API_KEY: TEST_KEY, OPENAI_API_KEY: TEST_KEY } : {}) },
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",
