@@ -47,12 +47,13 @@ export const responses: ChatEndpoint = {
  * `GET /v1/responses` with `Upgrade: websocket`: Codex tries the Responses API over a WebSocket
  * first. parley serves it over HTTP only, and says so with a 426, on which Codex falls back to
  * `POST /v1/responses` at once; a 404 or 405 costs it seven attempts (~7 s a session), a 400 makes
- * it exit (contract 26). Open, as the 404 it replaces was: it says nothing a key would protect.
+ * it exit (contract 26). Keyed as every /v1 route is (contract 4): Codex sends its key with the attempt.
  */
 export const responsesWebSocket: PlainEndpoint = {
   kind: "plain",
   method: "GET",
   path: "/v1/responses",
+  scope: "chat",
   errors: "openai",
   answer({ request }) {
     if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") throw new GatewayError(405, "invalid_request_error", "GET /v1/responses is not served: send POST /v1/responses.");
