@@ -4,6 +4,8 @@
  * Maps of numbers rendered as text on a scrape.
  */
 
+import { droppedBetas } from "../providers/dropped-betas.ts";
+
 /** A metric keeps at most this many label sets; more (model ids come from clients) fold into "_other". */
 const MAX_SERIES = 1000;
 const OTHER = "_other";
@@ -129,6 +131,14 @@ export interface AnswerCells {
   added: HistogramSeries;
 }
 
+/** Betas not passed on to an upstream (contract 26), as the providers counted them. */
+const betasDropped: Family = {
+  name: "parley_betas_dropped_total", help: "anthropic-beta values not passed on to an upstream that does not take them, by upstream and beta.", type: "counter", labels: ["upstream", "beta"],
+  render(lines) {
+    for (const { upstream, beta, count } of droppedBetas()) lines.push(`${this.name}${labelText(this.labels, `${upstream}\u0000${beta}`)} ${count}`);
+  },
+};
+
 /** parley's metrics; `render` is the text a Prometheus scrape gets. */
 export function createMetrics() {
   const requests = new Counter("parley_requests_total", "Chat completions by endpoint, status, provider and the model that answered.", ["endpoint", "status", "provider", "model"]);
@@ -149,7 +159,7 @@ export function createMetrics() {
   const cacheWrite = new Counter("parley_cache_write_tokens_total", "Prompt tokens written to the upstream's prompt cache, by upstream and route.", ["upstream", "route"]);
   const usageDropped = new Counter("parley_usage_dropped_total", "Usage records dropped: the database was down and USAGE_BUFFER_MAX records already waited.", []);
   usageDropped.cell([]);
-  const families: Family[] = [requests, addedLatency, upstreamFirstByte, tokens, cost, retries, rejected, streams, cacheRead, cacheWrite, usageDropped];
+  const families: Family[] = [requests, addedLatency, upstreamFirstByte, tokens, cost, retries, rejected, streams, cacheRead, cacheWrite, betasDropped, usageDropped];
 
   // endpoint -> status -> provider -> model -> cells, so that a completion builds no label key.
   const answers = new Map<string, Map<number, Map<string, Map<string, AnswerCells>>>>();
