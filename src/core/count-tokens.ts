@@ -4,6 +4,7 @@ import { takesNative, type Dialect, type Provider } from "../providers/provider.
 import { estimateTokens } from "../routing/estimate.ts";
 import type { Live } from "../routing/live.ts";
 import type { Target } from "../routing/routes.ts";
+import type { Access } from "./access.ts";
 import type { CoreOptions } from "./chat.ts";
 import { createLoop } from "./loop.ts";
 
@@ -17,6 +18,8 @@ export interface CountCall {
   /** The API key's label, and the endpoint the counted request will go to: routes' `when` reads them. */
   key?: string;
   endpoint?: string;
+  /** What the key may reach (a count holds no budget). */
+  access?: Access;
 }
 
 export interface Count {
@@ -39,7 +42,7 @@ const UNCOUNTABLE = new Error("no upstream count for this request");
  */
 export function createTokenCounter(config: Pick<CoreOptions, "defaultModel" | "modelFallbacks">, upstreams: Live) {
   const loop = createLoop({ modelFallbacks: config.modelFallbacks, upstreams });
-  return async function count({ request, raw, dialect, headers, signal, key, endpoint }: CountCall): Promise<Count> {
+  return async function count({ request, raw, dialect, headers, signal, key, endpoint, access }: CountCall): Promise<Count> {
     const requested = request.model ?? config.defaultModel;
     if (requested) {
       const answer = async (provider: Provider, target: Target) => {
@@ -51,7 +54,7 @@ export function createTokenCounter(config: Pick<CoreOptions, "defaultModel" | "m
       let routed = false;
       try {
         const counted = await loop<{ tokens: number; headers?: Record<string, string> }>({
-          requested, facts: { request, headers, key, endpoint }, signal, answer, observe: (o) => void (routed = o.provider !== "-"),
+          requested, facts: { request, headers, key, endpoint }, signal, access, answer, observe: (o) => void (routed = o.provider !== "-"),
         });
         return { tokens: counted.tokens, estimate: false, headers: counted.headers };
       } catch (error) {
