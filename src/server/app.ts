@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import { loadConfig, type Config, type Entry } from "../config.ts";
+import type { Config, Entry } from "../config.ts";
 import type { Logger } from "../log.ts";
 import { openDatabase } from "../lib/db.ts";
 import type { AccessEntry } from "./access-log.ts";
@@ -44,6 +44,8 @@ export interface AppOptions {
   log: Logger;
   /** Where request log entries go; none below LOG_LEVEL=info. */
   accessLog?: (entry: AccessEntry) => void;
+  /** The settings as read, with their sources, for GET /admin/v1/config (a server reads them again: `onReload`). */
+  entries?: Entry[];
 }
 
 const EXPOSED = [
@@ -58,7 +60,7 @@ const MULTIPART_SLACK = 1024 * 1024;
  * parley's HTTP handler: every endpoint declared (endpoints/), all served by one pipeline
  * (edge/pipeline.ts). `close` stops what it started.
  */
-export function createApp({ config, log, accessLog }: AppOptions) {
+export function createApp({ config, log, accessLog, entries }: AppOptions) {
   const db = lazy(() => openDatabase(config.dataDir));
   const redis = config.redisUrl
     ? connectRedis(config.redisUrl, log, config.rateLimitOnRedisError === "open" ? `rate limits${config.apiKeys.some((k) => k.budget) ? " and budgets" : ""} are not enforced` : "requests are refused (503)")
@@ -95,7 +97,7 @@ export function createApp({ config, log, accessLog }: AppOptions) {
     ...fileEndpoints(config, files),
     usageEndpoint(usage),
     ...(usage.metrics ? [metrics(usage.metrics, usage.settle)] : []),
-    ...adminEndpoints({ config, keys, usage, upstreams, discovery, database: db, log, decoders: [chatCompletions, messages, responses, completions], reload: () => reloader?.(), settings: () => (settings ?? (() => loadConfig().entries))() }),
+    ...adminEndpoints({ config, keys, usage, upstreams, discovery, database: db, log, decoders: [chatCompletions, messages, responses, completions], reload: () => reloader?.(), settings: () => settings?.() ?? entries ?? [] }),
   ];
   const pipeline = createPipeline(endpoints, {
     chat, guard, log, debug: config.debug, accessLog,

@@ -34,6 +34,14 @@ const QUESTION: ChatRequest = {
   maxTokens: 16, stream: false, includeUsage: false, fileIds: [],
 };
 
+/** The smallest body each endpoint takes: what is explained when the request gives no more (as `parley routes explain`). */
+const MINIMAL: Record<string, Record<string, unknown>> = {
+  "/v1/chat/completions": { messages: [{ role: "user", content: "hi" }] },
+  "/v1/messages": { max_tokens: 1024, messages: [{ role: "user", content: "hi" }] },
+  "/v1/responses": { input: "hi" },
+  "/v1/completions": { prompt: "hi" },
+};
+
 /** Reads take `admin` or `usage` (contract 19); changes take `admin`. */
 const READ = ["admin", "usage"] as const;
 
@@ -110,7 +118,7 @@ export function adminState(deps: StateDeps): PlainEndpoint[] {
         if (!requested) throw validationError("model", "required (no DEFAULT_ALPHA_MODEL is set)");
         const sent = new Headers(headers as Record<string, string>);
         const decoder = deps.decoders.find((e) => e.path === endpoint);
-        const chatBody = { ...rest, model: requested, messages: rest.messages ?? [{ role: "user", content: "hi" }] };
+        const chatBody = { ...MINIMAL[endpoint], ...rest, model: requested };
         const request = decoder?.call(chatBody, new Request(`http://localhost${endpoint}`, { method: "POST", headers: sent }), "").input.decodeRequest(chatBody);
         const { router, declared } = upstreams.current();
         if (router.countsTokens) await loadTokenizer();
