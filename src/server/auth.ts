@@ -91,7 +91,8 @@ export function admit(guard: Guard, principal: Principal, scope: Scope | readonl
 }
 
 async function limited(guard: Guard, principal: Principal, scope: Scope | readonly Scope[], headers: Record<string, string>): Promise<Principal> {
-  const { usage, key } = { usage: guard.usage, key: principal.key };
+  const { usage } = guard;
+  const { key } = principal;
   const own = guard.rpm?.(key);
   const pending = own ?? guard.limit?.(principal.label);
   if (pending) {
@@ -123,8 +124,8 @@ const needsBudget = ({ usage }: Pick<Guard, "usage">, principal: Principal, scop
   scope === "chat" && principal.budget !== undefined && usage?.budgets !== undefined;
 
 function permitted(principal: Principal, scope: Scope | readonly Scope[]): void {
+  if (typeof scope === "string" ? principal.scopes.has(scope) : scope.some((s) => principal.scopes.has(s))) return;
   const scopes = typeof scope === "string" ? [scope] : scope;
-  if (scopes.some((s) => principal.scopes.has(s))) return;
   const refusal = forbidden(principal.key, { scope: scopes[0]! });
   const message = scopes.length > 1 ? `This key lacks the '${scopes.join("' or '")}' scope needed here.` : refusal!.message;
   throw new GatewayError(403, "permission_error", message);

@@ -8,7 +8,7 @@ import { openDatabase } from "../lib/db.ts";
 import { createBudgetGate, type Hold } from "../keys/budget-gate.ts";
 import { envKeys } from "../keys/env-keys.ts";
 import { createKeyRpm, createKeyTpm } from "../keys/limits.ts";
-import { createKeyLookup, type ActiveKey } from "../keys/lookup.ts";
+import { createKeyLookup, KEY_CHECK_MS, type ActiveKey } from "../keys/lookup.ts";
 import { forbidden, mayReach } from "../keys/permits.ts";
 import { createSqliteLedger } from "../keys/sqlite-ledger.ts";
 import { createSqliteKeyStore } from "../keys/sqlite-store.ts";
@@ -41,7 +41,7 @@ export function createKeys(config: Config, database: () => Database, log: Logger
   const store = createSqliteKeyStore(() => openDatabase(config.dataDir), { reservedNames });
   const ledger = createSqliteLedger(database);
   // Env keys' daily budgets stay where contract 12 put them (usage/budgets.ts, Redis-backed when REDIS_URL is set).
-  const lookup = createKeyLookup(store, { fixed: envKeys(entries.map(({ key, name, scopes }) => ({ key, label: name, scopes: scopes as typeof SCOPES }))), log });
+  const lookup = createKeyLookup(store, { fixed: envKeys(entries.map(({ key, name, scopes }) => ({ key, label: name, scopes: scopes as typeof SCOPES }))), log, checkEveryMs: KEY_CHECK_MS });
   const gate = createBudgetGate(ledger, { priceOf });
   const rpm = createKeyRpm((n) => createRateLimiter(database, n));
   const tpm = createKeyTpm(database);

@@ -1,10 +1,17 @@
 import { GatewayError, invalidRequest, notFound, validationError } from "../../errors.ts";
 import { withSpend } from "../../keys/ledger.ts";
+import { KEY_CHECK_MS } from "../../keys/lookup.ts";
 import { checkChanges, checkNewKey } from "../../keys/validate.ts";
 import type { Principal } from "../auth.ts";
 import { jsonObject, readText } from "../edge/body.ts";
 import type { PlainEndpoint } from "../edge/endpoint.ts";
 import type { Keys } from "../keys.ts";
+
+/**
+ * A change is answered only once every worker's lookup will ask for changes at its next request
+ * (lookup.ts, `checkEveryMs`): in force on every worker for the next request, as contract 19 says.
+ */
+const inForce = <T>(value: T) => Bun.sleep(KEY_CHECK_MS + 1).then(() => value);
 
 const KEY_ID = { name: "id", in: "path", required: true, schema: { type: "string" }, description: "the key's id, or its name" };
 const JSON_BODY = { required: true, content: { "application/json": { schema: { type: "object" } } } };
@@ -34,7 +41,7 @@ export function adminKeys(keys: Keys): PlainEndpoint[] {
       ...base, method: "POST", path: "/admin/v1/keys", body: "json",
       async answer({ body, principal }) {
         const issued = await store.create(checkNewKey(body), actor(principal));
-        return Response.json(issued, { status: 201 });
+        return inForce(Response.json(issued, { status: 201 }));
       },
       openapi: { summary: "Create a key: the answer holds its secret (`key`), shown this once", tags: ["admin"], requestBody: JSON_BODY },
     },
@@ -62,14 +69,14 @@ export function adminKeys(keys: Keys): PlainEndpoint[] {
       async answer({ params, body, principal }) {
         const changes = checkChanges(body);
         const id = await idOf(params[0]!);
-        return withSpend(await store.update(id, changes, actor(principal)), ledger);
+        return inForce(await withSpend(await store.update(id, changes, actor(principal)), ledger));
       },
       openapi: { summary: "Change a key's fields (null clears one); in force at the next request on every worker", tags: ["admin"], parameters: [KEY_ID], requestBody: JSON_BODY },
     },
     {
       ...base, method: "DELETE", path: "/admin/v1/keys/:id",
       async answer({ params, principal }) {
-        return store.revoke(await idOf(params[0]!), actor(principal));
+        return inForce(await store.revoke(await idOf(params[0]!), actor(principal)));
       },
       openapi: { summary: "Revoke a key at once (its record stays, with revoked_at)", tags: ["admin"], parameters: [KEY_ID] },
     },
@@ -82,7 +89,7 @@ export function adminKeys(keys: Keys): PlainEndpoint[] {
         if (!Number.isSafeInteger(grace) || (grace as number) < 0 || (grace as number) > 30 * 86_400) {
           throw validationError("grace_s", "whole seconds from 0 to 2592000 (30 days)");
         }
-        return store.rotate(await idOf(params[0]!), grace as number, actor(principal));
+        return inForce(await store.rotate(await idOf(params[0]!), grace as number, actor(principal)));
       },
       openapi: {
         summary: "A new secret, shown this once; the old one stops at once, or after grace_s seconds", tags: ["admin"], parameters: [KEY_ID],
