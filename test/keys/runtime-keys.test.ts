@@ -194,4 +194,18 @@ describe("the admin API", () => {
     expect(explained.explanation).toContain("alpha");
     expect((await gateway.call("/admin/v1/routes")).status).toBe(200);
   });
+
+  test("an upstream's test: one short chat straight to it, audited; an unknown name is a 404", async () => {
+    gateway.reset();
+    const tested = await (await gateway.call("/admin/v1/upstreams/alpha/test?model=gpt-4o-mini", { method: "POST" })).json();
+    expect(tested).toMatchObject({ ok: true, upstream: "alpha", model: "gpt-4o-mini", latency_ms: expect.any(Number) });
+    expect(gateway.openai.received).toHaveLength(1);
+    gateway.openai.next({ kind: "error", status: 401, message: "bad key" });
+    const failed = await (await gateway.call("/admin/v1/upstreams/alpha/test?model=gpt-4o-mini", { method: "POST" })).json();
+    expect(failed).toMatchObject({ ok: false, upstream: "alpha" });
+    expect(JSON.stringify(failed)).not.toContain("sk-upstream-openai-key");
+    expect((await gateway.call("/admin/v1/upstreams/nowhere/test", { method: "POST" })).status).toBe(404);
+    const { data } = await (await gateway.call("/admin/v1/audit?limit=1")).json();
+    expect(data[0]).toMatchObject({ action: "upstream.test", target: "alpha", detail: { ok: false } });
+  });
 });

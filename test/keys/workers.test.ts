@@ -128,4 +128,14 @@ describe("keys with WORKERS=2", () => {
     await server.waitFor(/\[worker 1\][^\n]*\/v1\/models[^\n]*401/);
     await server.waitFor(/\[worker 2\][^\n]*\/v1\/models[^\n]*401/);
   }, 60_000);
+
+  test("POST /admin/v1/reload reloads every worker, and the audit log says who asked", async () => {
+    const reloaded = await send("/admin/v1/reload", ADMIN, { method: "POST" });
+    expect(reloaded.status).toBe(200);
+    expect(await reloaded.json()).toMatchObject({ reloaded: true });
+    await server.waitFor(/\[worker 1\][^\n]*upstreams reloaded \(SIGHUP\)/);
+    await server.waitFor(/\[worker 2\][^\n]*upstreams reloaded \(SIGHUP\)/);
+    const audit = await (await send("/admin/v1/audit?limit=1", ADMIN)).json();
+    expect(audit.data[0]).toMatchObject({ actor: "main", action: "reload", detail: { ok: true } });
+  }, 60_000);
 });
