@@ -71,7 +71,8 @@ export function createKeys(config: Config, database: () => Database, log: Logger
     };
     if (budgeted && key.budget) {
       result.reserve = async (model, facts) => {
-        const admitted = await gate(key, model, await inputEstimate(facts, raw), facts?.request?.maxTokens);
+        // A body that is not a chat (embeddings) has no output to hold for.
+        const admitted = await gate(key, model, await inputEstimate(facts, raw), facts?.request ? facts.request.maxTokens : 0);
         if (!admitted.ok) {
           throw new GatewayError(429, "rate_limit_error", admitted.message, { details: admitted.details, headers: { "retry-after": String(admitted.retryAfter) } });
         }

@@ -89,4 +89,11 @@ describe("a runtime key's budget", () => {
     expect(refused.headers.get("retry-after")).toMatch(/^\d+$/);
     expect(gateway.openai.received).toHaveLength(0);
   });
+
+  test("embeddings hold only their input, and settle with what the upstream counted", async () => {
+    const { id, key } = await budgeted("embedder", 50);
+    const answer = await gateway.json("/v1/embeddings", { model: "text-embedding-3-small", input: "one two three" }, { key: null, headers: { authorization: `Bearer ${key}` } });
+    expect(answer.status).toBe(200);
+    expect(await settled(id)).toMatchObject({ used: 3, reserved: 0 });
+  });
 });
