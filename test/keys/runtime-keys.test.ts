@@ -2,7 +2,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { startGateway, TEST_KEY } from "../lib/gateway.ts";
 
-const gateway = await startGateway({ RATE_LIMIT_RPM: "0", API_KEYS: "reader=sk-usage-reader-0000001:usage" });
+const gateway = await startGateway({ RATE_LIMIT_RPM: "0", API_KEYS: "reader=sk-usage-reader-0000001:usage,ops=sk-ops-admin-key-000001:admin" });
 afterAll(async () => {
   await gateway.app.close();
   await gateway.stop();
@@ -152,6 +152,10 @@ describe("the admin API", () => {
     }
     const { key } = await made({ name: "plain-chat" });
     expect((await gateway.call("/admin/v1/upstreams", { key })).status).toBe(403);
+    // An API_KEYS entry given the admin scope manages keys, and is the audit log's actor.
+    const ops = await gateway.json("/admin/v1/keys", { name: "made-by-ops" }, { key: "sk-ops-admin-key-000001" });
+    expect(ops.status).toBe(201);
+    expect((await (await gateway.call("/admin/v1/audit?limit=1")).json()).data[0]).toMatchObject({ actor: "ops", action: "key.create" });
     expect((await gateway.call("/admin/v1/upstreams", { key: null })).status).toBe(401);
   });
 
