@@ -50,8 +50,13 @@ export interface LookupOptions {
   checkEveryMs?: number;
 }
 
-/** How often the server's lookup asks for changes, and how long the admin API waits before it answers a change. */
-export const KEY_CHECK_MS = 2;
+/**
+ * How often the server's lookup asks for changes, and how long the admin API waits before it answers
+ * a change. Each question costs 4 to 11 µs under load (a read transaction on the WAL): asked at every
+ * request it cost the JSON passthrough 4 µs of CPU a request; every 20 ms it costs nothing measurable,
+ * and an admin change is answered 21 ms later.
+ */
+export const KEY_CHECK_MS = 20;
 
 /**
  * The key check on every request: one SHA-256 and one Map lookup, after one cheap question to the
