@@ -6,7 +6,7 @@ import type { Live } from "../routing/live.ts";
 import type { Target } from "../routing/routes.ts";
 import type { Access } from "./access.ts";
 import type { CoreOptions } from "./chat.ts";
-import { createLoop } from "./loop.ts";
+import { createLoop, type Observed } from "./loop.ts";
 
 export interface CountCall {
   request: ChatRequest;
@@ -20,6 +20,8 @@ export interface CountCall {
   endpoint?: string;
   /** What the key may reach (a count holds no budget). */
   access?: Access;
+  /** Told where the request went (or would go, when the estimate answers), as a chat's log line is. */
+  observe?: (info: Observed) => void;
 }
 
 export interface Count {
@@ -42,7 +44,7 @@ const UNCOUNTABLE = new Error("no upstream count for this request");
  */
 export function createTokenCounter(config: Pick<CoreOptions, "defaultModel" | "modelFallbacks">, upstreams: Live) {
   const loop = createLoop({ modelFallbacks: config.modelFallbacks, upstreams });
-  return async function count({ request, raw, dialect, headers, signal, key, endpoint, access }: CountCall): Promise<Count> {
+  return async function count({ request, raw, dialect, headers, signal, key, endpoint, access, observe }: CountCall): Promise<Count> {
     const requested = request.model ?? config.defaultModel;
     if (requested) {
       const answer = async (provider: Provider, target: Target) => {
@@ -54,7 +56,10 @@ export function createTokenCounter(config: Pick<CoreOptions, "defaultModel" | "m
       let routed = false;
       try {
         const counted = await loop<{ tokens: number; headers?: Record<string, string> }>({
-          requested, facts: { request, headers, key, endpoint }, signal, access, answer, observe: (o) => void (routed = o.provider !== "-"),
+          requested, facts: { request, headers, key, endpoint }, signal, access, answer, observe: (o) => {
+            routed = o.provider !== "-";
+            observe?.(o);
+          },
         });
         return { tokens: counted.tokens, estimate: false, headers: counted.headers };
       } catch (error) {
