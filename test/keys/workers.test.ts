@@ -55,6 +55,23 @@ const send = (path: string, key: string, init: RequestInit = {}) =>
   fetch(`${base}${path}`, { ...init, headers: { authorization: `Bearer ${key}`, "content-type": "application/json", connection: "close", ...(init.headers as Record<string, string>) } });
 const chat = (key: string) => send("/v1/chat/completions", key, { method: "POST", body: JSON.stringify({ model: "gpt-4o-mini", max_tokens: 20, messages: [{ role: "user", content: "hi" }] }) });
 
+/**
+ * Sends requests (8 at a time, fresh connections) until each worker's log shows one answered with
+ * `status` (the kernel picks the worker); every answer must have that status.
+ */
+async function onBothWorkers(request: () => Promise<Response>, status: number) {
+  const from = server.output().length;
+  const seen = (worker: number) => new RegExp(`\\[worker ${worker}\\][^\\n]*/v1/models ${status} `).test(server.output().slice(from));
+  const deadline = Date.now() + 30_000;
+  while (!(seen(1) && seen(2))) {
+    if (Date.now() > deadline) throw new Error(`not answered ${status} by both workers: ${server.output().slice(from)}`);
+    const answers = await Promise.all(Array.from({ length: 8 }, request));
+    expect(answers.map((a) => a.status)).toEqual(Array(8).fill(status));
+    // Request lines are written in batches, a moment after the responses.
+    await Bun.sleep(50);
+  }
+}
+
 /** Reads `request` events from the admin events stream until `count` have come or the deadline passes. */
 async function events(count: number, ms = 30_000): Promise<{ status: number; key_label: string }[]> {
   const response = await send("/admin/v1/events", ADMIN);
@@ -119,14 +136,9 @@ describe("keys with WORKERS=2", () => {
 
   test("a key made on one worker works on both at their next request; revoked, it is refused on both", async () => {
     const { id, key } = await (await send("/admin/v1/keys", ADMIN, { method: "POST", body: JSON.stringify({ name: "teammate" }) })).json();
-    const before = await Promise.all(Array.from({ length: 8 }, () => send("/v1/models", key)));
-    expect(before.map((r) => r.status)).toEqual(Array(8).fill(200));
+    await onBothWorkers(() => send("/v1/models", key), 200);
     expect((await send(`/admin/v1/keys/${id}`, ADMIN, { method: "DELETE" })).status).toBe(200);
-    const after = await Promise.all(Array.from({ length: 8 }, () => send("/v1/models", key)));
-    expect(after.map((r) => r.status)).toEqual(Array(8).fill(401));
-    // Both workers refused it.
-    await server.waitFor(/\[worker 1\][^\n]*\/v1\/models[^\n]*401/);
-    await server.waitFor(/\[worker 2\][^\n]*\/v1\/models[^\n]*401/);
+    await onBothWorkers(() => send("/v1/models", key), 401);
   }, 60_000);
 
   test("POST /admin/v1/reload reloads every worker, and the audit log says who asked", async () => {
