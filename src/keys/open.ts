@@ -17,19 +17,21 @@ export interface Keys {
 
 /**
  * The key store and the budgets' ledger for a server: in Postgres when DATABASE_URL is set
- * (contract 21), else in parley.db. `open` must return a new SQLite connection on each call.
+ * (contract 21), else in parley.db. `open` must return a new SQLite connection on each call;
+ * `shared`, when given, is the app's one connection, for the ledger.
  */
-export function openKeys(databaseUrl: string | undefined, open: () => Database, options: SqliteKeyStoreOptions = {}): Keys {
+export function openKeys(databaseUrl: string | undefined, open: () => Database, options: SqliteKeyStoreOptions = {}, shared?: () => Database): Keys {
   if (!databaseUrl) {
     const store = createSqliteKeyStore(open, options);
-    let db: Database | undefined;
-    const ledger = createSqliteLedger(() => (db ??= open()));
+    // The ledger on the app's own connection when it is given (the app closes it), else on one of its own.
+    let own: Database | undefined;
+    const ledger = createSqliteLedger(shared ?? (() => (own ??= open())));
     return {
       store, ledger,
       loaded: async () => {},
       async close() {
         store.close();
-        db?.close();
+        own?.close();
       },
     };
   }

@@ -81,6 +81,23 @@ describe("several gateways, one database (contract 21)", () => {
     expect(JSON.parse(cli.stdout).data).toEqual((await usage(three[2]!.url, "model")).data);
   }, 90_000);
 
+  test("a key created through the admin API of one gateway answers on the others within a second; revoked on one, refused on all", async () => {
+    const url = await pg.database("admin_keys");
+    const three = await gateways(3, url);
+    const admin = { authorization: `Bearer ${TEST_KEY}`, "content-type": "application/json" };
+    const created = await fetch(`${three[0]!.url}/admin/v1/keys`, { method: "POST", headers: admin, body: JSON.stringify({ name: "teammate" }) });
+    expect(created.status).toBe(201);
+    const { id, key } = (await created.json()) as { id: string; key: string };
+    const started = performance.now();
+    for (const g of three.slice(1)) await until(async () => (await chat(g.url, key)).status === 200, 1000);
+    expect(performance.now() - started).toBeLessThan(2000); // both, one after the other, each within its second
+    expect((await fetch(`${three[2]!.url}/admin/v1/keys/${id}`, { method: "DELETE", headers: admin })).status).toBe(200);
+    for (const g of three) await until(async () => (await chat(g.url, key)).status === 401, 1000);
+    // Every gateway lists it, revoked, from the one database.
+    const listed = await (await fetch(`${three[1]!.url}/admin/v1/keys`, { headers: admin })).json();
+    expect(listed.data.find((k: { id: string }) => k.id === id)).toMatchObject({ name: "teammate", revoked_at: expect.any(Number) });
+  }, 90_000);
+
   test("a daily budget is spent across all three (its counter in Redis), refused on every one once over", async () => {
     const url = await pg.database("budget");
     const probe = await gateways(1, url);
