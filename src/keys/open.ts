@@ -2,7 +2,8 @@ import type { Database } from "bun:sqlite";
 import { connectPostgres } from "../lib/postgres.ts";
 import type { BudgetLedger } from "./ledger.ts";
 import { createPostgresLedger } from "./postgres-ledger.ts";
-import { createPostgresKeyStore } from "./postgres-store.ts";
+import { KEY_CHECK_MS } from "./lookup.ts";
+import { createPostgresKeyStore, KEYS_REFRESH_MS } from "./postgres-store.ts";
 import { createSqliteLedger } from "./sqlite-ledger.ts";
 import { createSqliteKeyStore, type SqliteKeyStoreOptions } from "./sqlite-store.ts";
 import type { KeyStore } from "./store.ts";
@@ -12,6 +13,11 @@ export interface Keys {
   ledger: BudgetLedger;
   /** Resolves once the keys are first read: Postgres's are read in the background, SQLite's at once. */
   loaded(): Promise<void>;
+  /**
+   * How long after a change's commit every process sharing the store has it, for its next request:
+   * the lookup's check of SQLite (KEY_CHECK_MS), else Postgres's refresh and a margin for its read.
+   */
+  inForceAfterMs: number;
   close(): Promise<void>;
 }
 
@@ -29,6 +35,7 @@ export function openKeys(databaseUrl: string | undefined, open: () => Database, 
     return {
       store, ledger,
       loaded: async () => {},
+      inForceAfterMs: KEY_CHECK_MS + 1,
       async close() {
         store.close();
         own?.close();
@@ -40,6 +47,7 @@ export function openKeys(databaseUrl: string | undefined, open: () => Database, 
   return {
     store, ledger: createPostgresLedger(sql),
     loaded: () => store.loaded(),
+    inForceAfterMs: KEYS_REFRESH_MS + 100,
     async close() {
       store.close();
       await sql.close();

@@ -90,6 +90,8 @@ export function createKeys(config: Config, database: () => Database, log: Logger
     envKeys: listed,
     /** Resolves once the keys are first read (Postgres's are read in the background). */
     loaded: opened.loaded,
+    /** How long an admin change waits before it answers, so that it is in force everywhere (lookup.ts). */
+    inForceAfterMs: opened.inForceAfterMs,
     async close() {
       await lookup.flush();
       await opened.close();
