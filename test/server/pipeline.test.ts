@@ -31,6 +31,7 @@ const declared: Endpoint[] = [
     kind: "plain", method: "POST", path: "/signed", scope: "chat", errors: "parley",
     signature: {
       signed: (request) => request.headers.get("authorization")?.startsWith("Sig ") === true,
+      precheck: () => {},
       principal: (_request, body) => ({ label: `signed:${body}`, scopes: new Set(["chat"]) }),
     },
     answer: ({ principal }) => ({ who: principal!.label }),

@@ -8,7 +8,7 @@ import { authorize, type Guard, type Principal } from "../auth.ts";
 import { RequestLog } from "../request-log.ts";
 import { counted, declaredTooLong, jsonObject, readText, tooLarge } from "./body.ts";
 import type { corsHeaders } from "./cors.ts";
-import type { ChatEndpoint, Endpoint, ModelEndpoint, PlainEndpoint } from "./endpoint.ts";
+import type { ChatEndpoint, Endpoint, ModelEndpoint, PlainEndpoint, Signature } from "./endpoint.ts";
 import { failure, idHeaders, REQUEST_ID, rendererOf } from "./errors.ts";
 import { logsItself, wantsProgress, withProgress } from "./progress.ts";
 import { reply } from "./reply.ts";
@@ -85,7 +85,7 @@ export function createPipeline(endpoints: Endpoint[], options: PipelineOptions) 
 
   /** A model call: tracked for usage, answered in the endpoint's framing. */
   async function tracked(endpoint: ModelEndpoint, request: Request, headers: Record<string, string>, log: RequestLog | undefined, params: string[], query: string): Promise<Response> {
-    const signed = endpoint.signature?.signed(request) ? await readText(request, maxBody) : undefined;
+    const signed = endpoint.signature?.signed(request) ? await signedBody(endpoint.signature, request, maxBody) : undefined;
     // Most keys are admitted at once: a promise only when a limit or a budget has to be asked.
     const admitted = admit(endpoint, request, signed, headers)!;
     const principal = admitted instanceof Promise ? await admitted : admitted;
@@ -110,7 +110,7 @@ export function createPipeline(endpoints: Endpoint[], options: PipelineOptions) 
 
   /** Any other endpoint: its handler, given what it asked the pipeline to read. */
   async function plain(endpoint: PlainEndpoint, request: Request, headers: Record<string, string>, params: string[], search: string): Promise<Response> {
-    let raw = endpoint.signature?.signed(request) ? await readText(request, maxBody) : undefined;
+    let raw = endpoint.signature?.signed(request) ? await signedBody(endpoint.signature, request, maxBody) : undefined;
     const principal = await admit(endpoint, request, raw, headers);
     const query = search === "" ? {} : Object.fromEntries(new URLSearchParams(search));
     if (endpoint.body === "stream") {
@@ -144,6 +144,12 @@ function answered(value: unknown, headers: Record<string, string>): Response {
   }
   if (typeof value === "string") return new Response(value, { headers });
   return Response.json(value, { headers });
+}
+
+/** A signed request's body, read only once its signature's header is found good: never a body before the key. */
+function signedBody(signature: Signature, request: Request, maxBody: number): Promise<string> {
+  signature.precheck(request);
+  return readText(request, maxBody);
 }
 
 function finished(response: Response, log: RequestLog | undefined): Response {
