@@ -57,6 +57,8 @@ export interface Config {
   /** Seconds an upstream is skipped after three retryable failures in a row. */
   upstreamCooldownS: number;
   shutdownGraceMs: number;
+  /** Contract 25's limits on connections and request bodies. */
+  limits: Limits;
   /** serve exits when the process that started it dies (an app running parley as its sidecar). */
   exitWithParent: boolean;
   modelsRefreshS: number;
@@ -64,6 +66,14 @@ export interface Config {
   cassettes?: CassetteSettings;
   dataDir: string;
   configDir: string;
+}
+
+export interface Limits {
+  idleTimeoutS: number;
+  bodyTimeoutS: number;
+  bodyMinRate: number;
+  maxConnections: number;
+  upstreamMaxBytes: number;
 }
 
 export interface Entry {
@@ -206,6 +216,7 @@ function toConfig(v: Record<string, string | undefined>, declared: Declared): Co
     upstreamRetries: num("UPSTREAM_RETRIES"),
     upstreamCooldownS: num("UPSTREAM_COOLDOWN_S"),
     shutdownGraceMs: num("SHUTDOWN_GRACE_MS"),
+    limits: { idleTimeoutS: num("IDLE_TIMEOUT_S"), bodyTimeoutS: num("BODY_TIMEOUT_S"), bodyMinRate: num("BODY_MIN_RATE"), maxConnections: num("MAX_CONNECTIONS"), upstreamMaxBytes: num("UPSTREAM_MAX_BYTES") },
     exitWithParent: BOOLEANS[v.PARLEY_EXIT_WITH_PARENT!.toLowerCase()]!,
     modelsRefreshS: num("MODELS_REFRESH_S"),
     ...(v.PARLEY_CASSETTES ? { cassettes: cassettesOf(v) } : {}),

@@ -92,6 +92,7 @@ export function createApp({ config, log, accessLog }: AppOptions) {
   const pipeline = createPipeline(endpoints, {
     chat, guard, log, debug: config.debug, accessLog,
     maxBody: config.files.maxUploadBytes + MULTIPART_SLACK,
+    bodyTime: { timeoutS: config.limits.bodyTimeoutS, minRate: config.limits.bodyMinRate },
     cors: corsHeaders(config.corsOrigins, EXPOSED),
   });
   const { handle, routes } = pipeline;

@@ -6,7 +6,7 @@ import type { Codec } from "../../wire/codec.ts";
 import type { AccessEntry } from "../access-log.ts";
 import { authorize, type Guard, type Principal } from "../auth.ts";
 import { RequestLog } from "../request-log.ts";
-import { counted, declaredTooLong, jsonObject, readText, tooLarge } from "./body.ts";
+import { type BodyTime, counted, declaredTooLong, jsonObject, readText, tooLarge } from "./body.ts";
 import type { corsHeaders } from "./cors.ts";
 import type { ChatEndpoint, Endpoint, ModelEndpoint, PlainEndpoint, Signature } from "./endpoint.ts";
 import { failure, idHeaders, REQUEST_ID, rendererOf } from "./errors.ts";
@@ -24,6 +24,8 @@ export interface PipelineOptions {
   debug: boolean;
   /** The body limit, in bytes. */
   maxBody: number;
+  /** How long a body may take to arrive. */
+  bodyTime?: BodyTime;
   cors: ReturnType<typeof corsHeaders>;
   /** Where request log entries go; none below LOG_LEVEL=info. */
   accessLog?: (entry: AccessEntry) => void;
@@ -37,7 +39,7 @@ export interface PipelineOptions {
  * one log line; and every failure in the caller's dialect.
  */
 export function createPipeline(endpoints: Endpoint[], options: PipelineOptions) {
-  const { chat, guard, log: logger, debug, maxBody, cors, accessLog } = options;
+  const { chat, guard, log: logger, debug, maxBody, bodyTime, cors, accessLog } = options;
   const router = createRouter(endpoints);
 
   async function handle(request: Request): Promise<Response> {
@@ -85,11 +87,11 @@ export function createPipeline(endpoints: Endpoint[], options: PipelineOptions) 
 
   /** A model call: tracked for usage, answered in the endpoint's framing. */
   async function tracked(endpoint: ModelEndpoint, request: Request, headers: Record<string, string>, log: RequestLog | undefined, params: string[], query: string): Promise<Response> {
-    const signed = endpoint.signature?.signed(request) ? await signedBody(endpoint.signature, request, maxBody) : undefined;
+    const signed = endpoint.signature?.signed(request) ? await signedBody(endpoint.signature, request, maxBody, bodyTime) : undefined;
     // Most keys are admitted at once: a promise only when a limit or a budget has to be asked.
     const admitted = admit(endpoint, request, signed, headers)!;
     const principal = admitted instanceof Promise ? await admitted : admitted;
-    const raw = signed ?? (await readText(request, maxBody));
+    const raw = signed ?? (await readText(request, maxBody, bodyTime));
     const body = jsonObject(raw);
     const name = endpoint.recordAs ?? endpoint.path;
     const usage = trackUsage(guard.usage, { log, request, principal }, name);
@@ -110,7 +112,7 @@ export function createPipeline(endpoints: Endpoint[], options: PipelineOptions) 
 
   /** Any other endpoint: its handler, given what it asked the pipeline to read. */
   async function plain(endpoint: PlainEndpoint, request: Request, headers: Record<string, string>, params: string[], search: string): Promise<Response> {
-    let raw = endpoint.signature?.signed(request) ? await signedBody(endpoint.signature, request, maxBody) : undefined;
+    let raw = endpoint.signature?.signed(request) ? await signedBody(endpoint.signature, request, maxBody, bodyTime) : undefined;
     const principal = await admit(endpoint, request, raw, headers);
     const query = search === "" ? {} : Object.fromEntries(new URLSearchParams(search));
     if (endpoint.body === "stream") {
@@ -122,7 +124,7 @@ export function createPipeline(endpoints: Endpoint[], options: PipelineOptions) 
         throw upload.over() ? tooLarge(maxBody) : error;
       }
     }
-    const body = endpoint.body === "json" ? jsonObject((raw ??= await readText(request, maxBody))) : undefined;
+    const body = endpoint.body === "json" ? jsonObject((raw ??= await readText(request, maxBody, bodyTime))) : undefined;
     return answered(await endpoint.answer({ request, headers, principal, query, params, body, raw }), headers);
   }
 
@@ -147,9 +149,9 @@ function answered(value: unknown, headers: Record<string, string>): Response {
 }
 
 /** A signed request's body, read only once its signature's header is found good: never a body before the key. */
-function signedBody(signature: Signature, request: Request, maxBody: number): Promise<string> {
+function signedBody(signature: Signature, request: Request, maxBody: number, bodyTime: BodyTime | undefined): Promise<string> {
   signature.precheck(request);
-  return readText(request, maxBody);
+  return readText(request, maxBody, bodyTime);
 }
 
 function finished(response: Response, log: RequestLog | undefined): Response {
