@@ -65,7 +65,7 @@ describe("a served parley", async () => {
 test("a body that stops arriving gets 408 after BODY_TIMEOUT_S", async () => {
   const { app } = testApp({ BODY_TIMEOUT_S: "1" });
   const stalled = () => new ReadableStream<Uint8Array>({ pull: () => new Promise(() => {}) });
-  for (const headers of [{ "transfer-encoding": "chunked" }, { "content-length": "100" }]) {
+  for (const headers of [{ "transfer-encoding": "chunked" }, { "content-length": "100" }] as Record<string, string>[]) {
     const response = await app.handle(new Request("http://localhost/v1/chat/completions", { method: "POST", body: stalled(), headers: { authorization: `Bearer ${TEST_KEY}`, "content-type": "application/json", ...headers } }));
     expect(response.status).toBe(408);
     expect(response.headers.get("connection")).toBe("close");
