@@ -90,7 +90,23 @@ export function jsonObject(raw: string): Json {
     throw invalidRequest("The request body is not valid JSON.", error instanceof Error ? error.message : undefined);
   }
   if (!isObject(body)) throw invalidRequest("The request body must be a JSON object.");
+  if (deeperThan(body, MAX_DEPTH)) throw invalidRequest(`The request body's JSON is nested deeper than ${MAX_DEPTH} levels.`);
   return body;
+}
+
+/** Contract 25: deeper JSON is refused, so that no converter recurses its way to a stack overflow. */
+export const MAX_DEPTH = 512;
+
+/** Visits containers only (a long string costs nothing), and stops at the limit however deep the value goes. */
+function deeperThan(value: unknown, left: number): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  if (left === 0) return true;
+  if (Array.isArray(value)) {
+    for (const item of value) if (deeperThan(item, left - 1)) return true;
+    return false;
+  }
+  for (const key in value) if (deeperThan((value as Record<string, unknown>)[key], left - 1)) return true;
+  return false;
 }
 
 /**
