@@ -1,4 +1,4 @@
-import { mkdir, rename, unlink } from "node:fs/promises";
+import { mkdir, rename, unlink, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { GatewayError } from "../errors.ts";
 import { emptyHar, type Har, type HarEntry } from "./har.ts";
@@ -104,7 +104,8 @@ async function writeAtomically(file: string, text: string): Promise<void> {
   await mkdir(dirname(file), { recursive: true });
   const temp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
   try {
-    await Bun.write(temp, text);
+    // A cassette may hold what an upstream said about a user: this user's alone (contract 25).
+    await writeFile(temp, text, { mode: 0o600 });
     await rename(temp, file);
   } catch (error) {
     await unlink(temp).catch(() => undefined);

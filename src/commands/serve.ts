@@ -5,6 +5,7 @@ import { defineCommand } from "citty";
 import { ConfigError, loadConfig, setConfigValue, type Loaded } from "../config.ts";
 import { announce, createLogger, type Logger } from "../log.ts";
 import { sweepAtStart } from "../files/sweep.ts";
+import { tightenDataDir } from "../server/data-dir.ts";
 import { configured } from "../providers/registry.ts";
 import { KINDS, missing } from "../providers/kinds.ts";
 import { checkPort, printReady, runServer, urlOf } from "../server/serve.ts";
@@ -55,6 +56,7 @@ export default defineCommand({
       // Workers must agree on one port; with --port 0 the check picks a free one for all of them.
       const port = checkPort(config.host, config.port);
       // Before the workers exist: a killed generation's pids may come back as theirs (PID 2, 3 in a container).
+      tightenDataDir(config.dataDir, log);
       sweepAtStart(config, log);
       summarize(loaded, log);
       const passed = ["--host", config.host, "--port", String(port), ...(args["log-level"] ? ["--log-level", args["log-level"]] : []), ...(args["log-format"] ? ["--log-format", args["log-format"]] : []), ...(args.upstreams ? ["--upstreams", args.upstreams] : []), ...(args.cassettes ? ["--cassettes", args.cassettes] : []), ...(args["cassette-mode"] ? ["--cassette-mode", args["cassette-mode"]] : []), ...(config.exitWithParent ? ["--exit-with-parent"] : [])];

@@ -1,6 +1,7 @@
 import type { Config, Loaded } from "../config.ts";
 import { envelope, GatewayError } from "../errors.ts";
 import { sweepAtStart } from "../files/sweep.ts";
+import { tightenDataDir } from "./data-dir.ts";
 import type { Logger } from "../log.ts";
 import { configured } from "../providers/registry.ts";
 import { createAccessLog } from "./access-log.ts";
@@ -28,6 +29,7 @@ export function runServer(config: Config, log: Logger, { worker, reload }: RunOp
   const logsRequests = ["info", "debug", "trace"].includes(config.logLevel);
   const accessLog = logsRequests ? createAccessLog({ tag, upstream: ["debug", "trace"].includes(config.logLevel), format: config.logFormat }) : undefined;
   const app = createApp({ config, log, ...(accessLog ? { accessLog } : {}) });
+  tightenDataDir(config.dataDir, log);
   sweepAtStart(config, log);
   const { maxConnections } = config.limits;
   let server: ReturnType<typeof Bun.serve>;
