@@ -1,6 +1,7 @@
 import { timingSafeEqual } from "node:crypto";
 import { SCOPES, type Budget, type Config, type KeyEntry, type Scope } from "../config.ts";
 import { GatewayError } from "../errors.ts";
+import type { Json } from "../lib/read.ts";
 import type { UsageService } from "../usage/service.ts";
 import type { RateLimiter } from "./rate-limit.ts";
 
@@ -95,6 +96,12 @@ async function limited({ limit, usage }: Guard, principal: Principal, scope: Sco
 }
 
 const needsBudget = ({ usage }: Pick<Guard, "usage">, principal: Principal, scope: Scope) => scope === "chat" && principal.budget !== undefined && usage?.budgets !== undefined;
+
+/** A chat that names uploaded files reads them: its key needs `files:read` too (contract 25). */
+export function mayReadNamedFiles(principal: Principal, body: Json): void {
+  const named = body.file_ids;
+  if (Array.isArray(named) && named.length > 0) permitted(principal, "files:read");
+}
 
 function permitted(principal: Principal, scope: Scope): Principal {
   if (!principal.scopes.has(scope)) throw new GatewayError(403, "permission_error", `This key lacks the '${scope}' scope needed here.`);

@@ -4,7 +4,7 @@ import type { Json } from "../../lib/read.ts";
 import type { Logger } from "../../log.ts";
 import type { Codec } from "../../wire/codec.ts";
 import type { AccessEntry } from "../access-log.ts";
-import { authorize, type Guard, type Principal } from "../auth.ts";
+import { authorize, mayReadNamedFiles, type Guard, type Principal } from "../auth.ts";
 import { RequestLog } from "../request-log.ts";
 import { type BodyTime, counted, declaredTooLong, jsonObject, readText, tooLarge } from "./body.ts";
 import type { corsHeaders } from "./cors.ts";
@@ -93,6 +93,7 @@ export function createPipeline(endpoints: Endpoint[], options: PipelineOptions) 
     const principal = admitted instanceof Promise ? await admitted : admitted;
     const raw = signed ?? (await readText(request, maxBody, bodyTime));
     const body = jsonObject(raw);
+    mayReadNamedFiles(principal, body);
     const name = endpoint.recordAs ?? endpoint.path;
     const usage = trackUsage(guard.usage, { log, request, principal }, name);
     const { observe, onDone, onBreak } = usage.hooks;
