@@ -8,6 +8,8 @@ import { offline, REPLAY_KEY } from "./cassettes/offline.ts";
 import { declareUpstreams, SPEC_UPSTREAMS, upstreamNamed, type Declared } from "./routing/upstreams.ts";
 import { FileError, readUpstreamsFile } from "./routing/upstreams-file.ts";
 import { readEnvFile } from "./config/file.ts";
+import { passwordIn, rememberConfigured } from "./config/secrets.ts";
+import { maskSecrets, rememberSecrets } from "./lib/secrets.ts";
 import { parseKeyEntry, type KeyEntry } from "./config/keys.ts";
 import { LOG_LEVELS, SETTINGS } from "./config/settings.ts";
 import { BOOLEANS, ConfigError, mask, splitList, splitOnce } from "./config/values.ts";
@@ -111,7 +113,11 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
         const value = values[name]?.trim();
         if (value === undefined || value === "") continue;
         const allowed = setting.check?.(value);
-        if (allowed) throw new ConfigError(`${name}=${setting.secret ? mask(value) : JSON.stringify(value)} (from ${source}) is invalid: expected ${allowed}`);
+        if (allowed) {
+          // A URL that does not parse may still hold a password: never quoted back.
+          rememberSecrets([passwordIn(value)]);
+          throw new ConfigError(maskSecrets(`${name}=${setting.secret ? mask(value) : JSON.stringify(value)} (from ${source}) is invalid: expected ${allowed}`));
+        }
         return { key: setting.key, value, source, secret: !!setting.secret };
       }
     }
@@ -128,6 +134,7 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
   const replay = !!values.PARLEY_CASSETTES && values.PARLEY_CASSETTE_MODE!.toLowerCase() === "replay";
   const declared = upstreams(values, upstreamsFile, replay ? (name) => lookup(name) ?? REPLAY_KEY : lookup, replay);
   const config = toConfig(values, replay ? offline(declared) : declared);
+  rememberConfigured(entries, config.apiKeys, config.upstreams.upstreams);
   return { config, entries, configFile, ...(upstreamsFile ? { upstreamsFile } : {}) };
 }
 

@@ -1,3 +1,4 @@
+import { maskSecrets } from "../lib/secrets.ts";
 import { mkdir, rename, unlink, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { GatewayError } from "../errors.ts";
@@ -105,7 +106,8 @@ async function writeAtomically(file: string, text: string): Promise<void> {
   const temp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
   try {
     // A cassette may hold what an upstream said about a user: this user's alone (contract 25).
-    await writeFile(temp, text, { mode: 0o600 });
+    // By value too: a secret under a header or query name no rule foresaw (X-Tenant-Pass, `code`) is masked.
+    await writeFile(temp, maskSecrets(text), { mode: 0o600 });
     await rename(temp, file);
   } catch (error) {
     await unlink(temp).catch(() => undefined);

@@ -1,3 +1,4 @@
+import { maskSecrets } from "../lib/secrets.ts";
 import { writeSync } from "node:fs";
 import type { LogFormat } from "../log.ts";
 
@@ -77,7 +78,8 @@ export function createAccessLog({ tag, upstream = false, format = "text" }: Acce
     let out = "";
     for (const entry of batch) out += line(entry);
     try {
-      writeSync(2, out);
+      // A client may send a configured secret in a query (`?code=`): masked once per batch, not per line.
+      writeSync(2, maskSecrets(out));
     } catch {
       // stderr closed: nothing useful to do with a log line
     }
