@@ -20,6 +20,7 @@ import { lazyFiles } from "../files/index.ts";
 import type { Files } from "../files/service.ts";
 import { createDiscovery } from "../routing/discovery.ts";
 import { createLive } from "../routing/live.ts";
+import { capUpstreams } from "../providers/capped-fetch.ts";
 import type { Declared } from "../routing/upstreams.ts";
 import { createUsageService } from "../usage/service.ts";
 import { bedrock } from "./endpoints/bedrock.ts";
@@ -71,7 +72,10 @@ export function createApp({ config, log, accessLog }: AppOptions) {
   const attachFiles = async (request: Parameters<Files["attachTo"]>[0]) => (await files.files()).attachTo(request);
   // Without --cassettes the upstreams are the configuration's own, and their providers call the global fetch.
   const cassettes = config.cassettes && createCassettes(config.cassettes, log);
-  const declared = (d: Declared) => (cassettes ? cassettes.upstreams(d) : d);
+  const declared = (d: Declared) => {
+    const chosen = cassettes ? cassettes.upstreams(d) : d;
+    return { ...chosen, upstreams: capUpstreams(chosen.upstreams, config.limits.upstreamMaxBytes) };
+  };
   let upstreams: ReturnType<typeof createLive> | undefined;
   const discovery = createDiscovery({ config, database: db, log, upstreams: () => upstreams!.current().declared.upstreams });
   upstreams = createLive(declared(config.upstreams), { modelAliases: config.modelAliases, modelRoutes: config.modelRoutes, cooldownS: config.upstreamCooldownS }, discovery);
