@@ -111,7 +111,7 @@ export function createApp({ config, log, accessLog }: AppOptions) {
       if (config.modelsRefreshS > 0) void discovery.refresh();
       return changed;
     },
-    handle: cassettes ? (request: Request) => cassettes.within(request, handle) : handle,
+    handle: cassettes ? (request: Request, peer?: string) => cassettes.within(request, (r) => handle(r, peer)) : handle,
     async close() {
       discovery.stop();
       await cassettes?.flush();

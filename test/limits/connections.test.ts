@@ -39,6 +39,20 @@ describe("a served parley", async () => {
     }
   });
 
+  test("more than 20 wrong or missing keys from one address in 60 s get 429; a valid key is never throttled", async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 22; i++) {
+      const response = await fetch(`${server.url}/v1/models`, { headers: i % 2 ? { authorization: `Bearer sk-wrong-guess-${i}-000000` } : {} });
+      statuses.push(response.status);
+      if (response.status === 429) expect(Number(response.headers.get("retry-after"))).toBeGreaterThan(0);
+    }
+    expect(statuses.slice(0, 20)).toEqual(Array(20).fill(401));
+    expect(statuses.slice(20)).toEqual([429, 429]);
+    // X-Forwarded-For is the client's to write: it changes nothing.
+    expect((await fetch(`${server.url}/v1/models`, { headers: { "x-forwarded-for": "203.0.113.9" } })).status).toBe(429);
+    expect((await fetch(`${server.url}/v1/models`, { headers: { authorization: `Bearer ${TEST_KEY}` } })).status).toBe(200);
+  });
+
   test("a request beyond MAX_CONNECTIONS gets 503 at once with Connection: close", async () => {
     // Three requests whose bodies never finish are held.
     const held: Socket[] = [];

@@ -5,6 +5,7 @@ import type { Logger } from "../../log.ts";
 import type { Codec } from "../../wire/codec.ts";
 import type { AccessEntry } from "../access-log.ts";
 import { authorize, mayReadNamedFiles, type Guard, type Principal } from "../auth.ts";
+import { createFailedKeys } from "../failed-keys.ts";
 import { RequestLog } from "../request-log.ts";
 import { type BodyTime, counted, declaredTooLong, jsonObject, readText, tooLarge } from "./body.ts";
 import type { corsHeaders } from "./cors.ts";
@@ -41,8 +42,10 @@ export interface PipelineOptions {
 export function createPipeline(endpoints: Endpoint[], options: PipelineOptions) {
   const { chat, guard, log: logger, debug, maxBody, bodyTime, cors, accessLog } = options;
   const router = createRouter(endpoints);
+  const failedKeys = createFailedKeys();
 
-  async function handle(request: Request): Promise<Response> {
+  /** `peer`: the socket's address, when served over a socket (wrong keys are counted by it). */
+  async function handle(request: Request, peer?: string): Promise<Response> {
     const id = requestId(request);
     const headers: Record<string, string> = { [REQUEST_ID]: id };
     const log = accessLog && new RequestLog(accessLog, request.method, request.url, id);
@@ -68,7 +71,8 @@ export function createPipeline(endpoints: Endpoint[], options: PipelineOptions) 
         ? await plain(endpoint, request, headers, found.params, mark === -1 ? "" : url.slice(mark + 1))
         : await tracked(endpoint, request, headers, log, found.params, mark === -1 ? "" : url.slice(mark));
     } catch (error) {
-      response = failure(error, request, headers, renderer, debug, logger);
+      const throttled = peer !== undefined && error instanceof GatewayError && error.status === 401 ? failedKeys.failed(peer) : undefined;
+      response = failure(throttled ?? error, request, headers, renderer, debug, logger);
     }
     if (found?.head) response = await bodiless(response);
     if (logsItself.has(response)) return response;
