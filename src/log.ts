@@ -1,6 +1,6 @@
 import { writeSync } from "node:fs";
 import { formatWithOptions } from "node:util";
-import { maskSecrets } from "./lib/secrets.ts";
+import { maskSecrets } from "./secrets.ts";
 import { createConsola, type ConsolaInstance, type ConsolaReporter } from "consola";
 export type Logger = ConsolaInstance;
 export type LogLevel = "silent" | "error" | "warn" | "info" | "debug" | "trace";

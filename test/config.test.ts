@@ -10,7 +10,7 @@ function workspace(files: { dotenv?: string; configFile?: string } = {}) {
   mkdirSync(configDir);
   if (files.dotenv) writeFileSync(join(dir, ".env"), files.dotenv);
   if (files.configFile) writeFileSync(join(configDir, "config.env"), files.configFile);
-  return { cwd: dir, env: { HOME: dir, PARLEY_CONFIG_DIR: configDir } as Record<string, string> };
+  return { cwd: dir, env: { HOME: dir, PARLEY_CONFIG_DIR: configDir, PARLEY_TRUST_CWD: "1" } as Record<string, string> };
 }
 
 describe("precedence: flag > env > ./.env > user config file > default", () => {

@@ -1,4 +1,4 @@
-import { maskSecrets } from "../lib/secrets.ts";
+import { maskSecrets } from "../secrets.ts";
 import { mkdir, rename, unlink, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { GatewayError } from "../errors.ts";

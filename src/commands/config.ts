@@ -3,7 +3,7 @@ import { defineCommand } from "citty";
 import { credentialKind } from "../lib/aws.ts";
 import { configFileLocation, loadConfig, mask, setConfigValue, SETTINGS, unsetConfigValue } from "../config.ts";
 import { closest } from "../lib/did-you-mean.ts";
-import { maskSecrets } from "../lib/secrets.ts";
+import { maskSecrets } from "../secrets.ts";
 import { exitOnConfigError, exitUsage } from "./fail.ts";
 import { RESTART_HINT } from "./restart-hint.ts";
 

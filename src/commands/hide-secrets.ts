@@ -1,4 +1,4 @@
-import { maskSecrets } from "../lib/secrets.ts";
+import { maskSecrets } from "../secrets.ts";
 import type { Upstream } from "../providers/kind.ts";
 import { KINDS } from "../providers/kinds.ts";
 

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { defineCommand } from "citty";
-import { ConfigError, loadConfig, setConfigValue, type Loaded } from "../config.ts";
+import { ConfigError, loadConfig, setConfigValue, untrustedLine, type Loaded } from "../config.ts";
 import { announce, createLogger, type Logger } from "../log.ts";
 import { sweepAtStart } from "../files/sweep.ts";
 import { tightenDataDir } from "../server/data-dir.ts";
@@ -84,7 +84,9 @@ export default defineCommand({
 });
 
 /** What a person starting the server wants to know: upstreams, where the key and the data live. */
-function summarize({ config, entries, configFile, upstreamsFile }: Loaded, log: Logger): void {
+function summarize({ config, entries, configFile, upstreamsFile, untrusted, warnings }: Loaded, log: Logger): void {
+  for (const file of untrusted) log.warn(untrustedLine(file));
+  for (const warning of warnings) log.warn(`${warning}: check that you trust where it points`);
   const upstreams = Object.entries(configured(config.upstreams.upstreams));
   log.info(`upstreams${upstreamsFile ? ` (${upstreamsFile})` : ""}: ${upstreams.map(([name, status]) => `${name} ${status === "available" ? "configured" : "not configured"}`).join(", ")}`);
   const source = entries.find((e) => e.key === "API_KEY")?.source;

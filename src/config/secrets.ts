@@ -1,4 +1,4 @@
-import { rememberSecrets } from "../lib/secrets.ts";
+import { rememberSecrets } from "../secrets.ts";
 import type { Upstream } from "../providers/kind.ts";
 import { KINDS } from "../providers/kinds.ts";
 import type { KeyEntry } from "./keys.ts";
@@ -13,12 +13,15 @@ const MIN_VALUE = 8;
  * settings, every client key, and of every upstream its kind's secret keys, a password in any of its
  * URLs, and its header and query values of 8 characters or more (contract 25).
  */
-export function rememberConfigured(entries: { value: string | undefined; secret: boolean }[], keys: KeyEntry[], upstreams: Upstream[]): void {
+export function rememberConfigured(entries: { key: string; value: string | undefined; secret: boolean }[], keys: KeyEntry[], upstreams: Upstream[]): void {
   const found: (string | undefined)[] = keys.map((k) => k.key);
-  for (const { value, secret } of entries) {
+  for (const { key, value, secret } of entries) {
     if (value === undefined) continue;
-    if (secret) found.push(value, ...value.split(":").slice(1));
+    // A URL's secret is its password (REDIS_URL): its host and port stay readable in logs.
     if (value.includes("://")) found.push(passwordIn(value));
+    else if (secret) found.push(value);
+    // `<access key id>:<secret>`: the secret alone is masked too.
+    if (key === "INGRESS_AWS_CREDENTIALS") found.push(value.slice(value.indexOf(":") + 1));
   }
   for (const upstream of upstreams) found.push(...upstreamSecrets(upstream));
   rememberSecrets(found);

@@ -125,6 +125,10 @@ export const SETTINGS: readonly Setting[] = [
   },
   { key: "RATE_LIMIT_ON_REDIS_ERROR", group: "gateways", fallback: "open", check: oneOf(["open", "closed"]), help: "Redis unreachable: open lets requests through uncounted, closed answers 503" },
   { key: "PARLEY_DATA_DIR", group: "directories", unset: "$XDG_DATA_HOME/parley, else ~/.local/share/parley", check: noSpace, help: "SQLite database and local file store" },
+  {
+    key: "PARLEY_TRUST_CWD", group: "directories", unset: "ask: read them once `parley trust` has recorded them", check: oneOf(["1", "0", "true", "false", "yes", "no", "on", "off"]),
+    help: "the working directory's .env and parley.toml: 1 reads them without `parley trust` (CI), 0 never reads them; set it in the environment, not in a file",
+  },
   { key: "PARLEY_CONFIG_DIR", group: "directories", unset: "$XDG_CONFIG_HOME/parley, else ~/.config/parley", check: noSpace, help: "user configuration file (config.env); set it in the environment, not in the file" },
 ];
 

@@ -1,5 +1,6 @@
 import { GatewayError } from "../errors.ts";
 import type { Upstream, UpstreamFetch } from "./kind.ts";
+import { KINDS } from "./kinds.ts";
 
 const overLimit = (name: string, max: number) =>
   new GatewayError(502, "service_unavailable_error", `Upstream '${name}' sent a reply larger than UPSTREAM_MAX_BYTES (${max} bytes); parley stopped reading it.`);
@@ -11,7 +12,7 @@ const overLimit = (name: string, max: number) =>
  * bounded where they are parsed. One property set per call, no work per chunk.
  */
 export function capUpstreams(upstreams: Upstream[], max: number): Upstream[] {
-  return upstreams.map((u) => ({ ...u, fetch: capped(u.fetch ?? fetch, max, u.name) }));
+  return upstreams.map((u) => (KINDS[u.kind].local ? u : { ...u, fetch: capped(u.fetch ?? fetch, max, u.name) }));
 }
 
 function capped(inner: UpstreamFetch, max: number, name: string): UpstreamFetch {

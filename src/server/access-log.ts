@@ -1,4 +1,4 @@
-import { maskSecrets } from "../lib/secrets.ts";
+import { maskSecrets } from "../secrets.ts";
 import { writeSync } from "node:fs";
 import type { LogFormat } from "../log.ts";
 

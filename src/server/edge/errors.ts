@@ -3,7 +3,7 @@ import { errorBody } from "../../wire/error-body.ts";
 import { overflowMessage } from "../../wire/anthropic/errors.ts";
 import { exceptionOf } from "../../wire/aws-errors.ts";
 import type { Logger } from "../../log.ts";
-import { maskSecrets } from "../../lib/secrets.ts";
+import { maskSecrets } from "../../secrets.ts";
 
 export const REQUEST_ID = "x-request-id";
 
