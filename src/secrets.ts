@@ -6,7 +6,7 @@
  */
 
 /** Shorter values are not masked: a two-letter password would mask every word it is part of. */
-export const MIN_SECRET_LENGTH = 6;
+export const MIN_SECRET_LENGTH = 8;
 export const MASK = "****";
 
 const values = new Set<string>();
