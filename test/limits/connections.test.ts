@@ -87,6 +87,22 @@ test("a body that stops arriving gets 408 after BODY_TIMEOUT_S", async () => {
   }
 });
 
+test("an upload that stops arriving gets 408 too", async () => {
+  const { app } = testApp({ BODY_TIMEOUT_S: "1" });
+  const boundary = "parley-limits";
+  const head = `--${boundary}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nassistants\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\nContent-Type: text/plain\r\n\r\nsome text`;
+  let sent = false;
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (sent) return new Promise(() => {});
+      sent = true;
+      controller.enqueue(new TextEncoder().encode(head));
+    },
+  });
+  const response = await app.handle(new Request("http://localhost/v1/files", { method: "POST", body, headers: { authorization: `Bearer ${TEST_KEY}`, "content-type": `multipart/form-data; boundary=${boundary}`, "content-length": "100000" } }));
+  expect(response.status).toBe(408);
+});
+
 test("a large body that keeps arriving is not cut: each BODY_MIN_RATE bytes earn a second", async () => {
   const { app } = testApp({ BODY_TIMEOUT_S: "1", BODY_MIN_RATE: "65536" });
   const text = JSON.stringify({ model: "mock", messages: [{ role: "user", content: "x".repeat(5 * 65536) }] });

@@ -112,17 +112,32 @@ function deeperThan(value: unknown, left: number): boolean {
 /**
  * A request whose body its handler reads as a stream (an upload), with a chunked body counted as it
  * is read: the reader fails once it goes over `max`, and `over()` says so, whatever error the
- * handler made of the failed read. Bytes the client still sends are drained by Bun, not buffered.
+ * handler made of the failed read. With `time`, a body that stops arriving fails the reader too,
+ * and `late()` says so. Bytes the client still sends are drained by Bun, not buffered.
  */
-export function counted(request: Request, max: number): { request: Request; over: () => boolean } {
-  if (request.headers.has("content-length") || !request.headers.has("transfer-encoding") || !request.body) return { request, over: () => false };
+export function counted(request: Request, max: number, time?: BodyTime): { request: Request; over: () => boolean; late: () => boolean } {
+  const chunked = !request.headers.has("content-length") && request.headers.has("transfer-encoding");
+  if ((!chunked && !time) || !request.body) return { request, over: () => false, late: () => false };
   let seen = 0;
+  let late = false;
+  let limit: ReturnType<typeof deadline> | undefined;
   const body = request.body.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({
+    start(controller) {
+      if (!time) return;
+      limit = deadline(time, () => seen);
+      limit.expired.catch((error) => {
+        late = true;
+        controller.error(error);
+      });
+    },
     transform(chunk, controller) {
       seen += chunk.byteLength;
-      if (seen <= max) return controller.enqueue(chunk);
+      if (!chunked || seen <= max) return controller.enqueue(chunk);
       controller.error(tooLarge(max));
     },
+    flush() {
+      limit?.stop();
+    },
   }));
-  return { request: new Request(request, { body, duplex: "half" } as RequestInit), over: () => seen > max };
+  return { request: new Request(request, { body, duplex: "half" } as RequestInit), over: () => seen > max, late: () => late };
 }

@@ -7,7 +7,7 @@ import type { AccessEntry } from "../access-log.ts";
 import { authorize, mayReadNamedFiles, type Guard, type Principal } from "../auth.ts";
 import { createFailedKeys } from "../failed-keys.ts";
 import { RequestLog } from "../request-log.ts";
-import { type BodyTime, counted, declaredTooLong, jsonObject, readText, tooLarge } from "./body.ts";
+import { type BodyTime, bodyTimedOut, counted, declaredTooLong, jsonObject, readText, tooLarge } from "./body.ts";
 import type { corsHeaders } from "./cors.ts";
 import type { ChatEndpoint, Endpoint, ModelEndpoint, PlainEndpoint, Signature } from "./endpoint.ts";
 import { failure, idHeaders, REQUEST_ID, rendererOf } from "./errors.ts";
@@ -121,12 +121,12 @@ export function createPipeline(endpoints: Endpoint[], options: PipelineOptions) 
     const principal = await admit(endpoint, request, raw, headers);
     const query = search === "" ? {} : Object.fromEntries(new URLSearchParams(search));
     if (endpoint.body === "stream") {
-      const upload = counted(request, maxBody);
+      const upload = counted(request, maxBody, bodyTime);
       try {
         return answered(await endpoint.answer({ request: upload.request, headers, principal, query, params }), headers);
       } catch (error) {
         // The handler sees only a failed read: the reason is the limit.
-        throw upload.over() ? tooLarge(maxBody) : error;
+        throw upload.over() ? tooLarge(maxBody) : upload.late() && bodyTime ? bodyTimedOut(bodyTime) : error;
       }
     }
     const body = endpoint.body === "json" ? jsonObject((raw ??= await readText(request, maxBody, bodyTime))) : undefined;
