@@ -7,8 +7,8 @@ export const MIN_KEY_LENGTH = 16;
 const longEnough = (key: string) => key.length >= MIN_KEY_LENGTH && !/\s/.test(key);
 export const clientKey = rule(`a key of at least ${MIN_KEY_LENGTH} characters without spaces (such as sk-parley- and 24 random letters)`, longEnough);
 
-export type Scope = "chat" | "models" | "files:read" | "files:write" | "usage" | "metrics";
-export const SCOPES: readonly Scope[] = ["chat", "models", "files:read", "files:write", "usage", "metrics"];
+export type Scope = "chat" | "models" | "files:read" | "files:write" | "usage" | "metrics" | "admin";
+export const SCOPES: readonly Scope[] = ["chat", "models", "files:read", "files:write", "usage", "metrics", "admin"];
 
 /** A daily allowance, in tokens or US dollars, counted per UTC day. */
 export interface Budget {

@@ -9,8 +9,9 @@ export function openDatabase(dataDir: string): Database {
   const db = new Database(file, { create: true, strict: true });
   // It holds extracted file text and usage: this user's alone. SQLite gives its WAL files the same mode.
   chmodSync(file, 0o600);
-  db.run("PRAGMA journal_mode = WAL");
+  // The busy timeout first: switching to WAL waits, too, while another process recovers the log.
   db.run("PRAGMA busy_timeout = 5000");
+  db.run("PRAGMA journal_mode = WAL");
   // Everything here is a counter or a cache of the object store: speed matters more than surviving a power cut.
   db.run("PRAGMA synchronous = OFF");
   db.run("PRAGMA wal_autocheckpoint = 10000");
