@@ -25,6 +25,8 @@ Object.assign(process.env, {
   AWS_EC2_METADATA_DISABLED: "true",
   // Servers the tests start never ask real upstreams for their models.
   MODELS_REFRESH_S: "0",
+  // The tests write the working directory's .env and parley.toml themselves: trusted (contract 25; test/limits/trust.test.ts unsets it).
+  PARLEY_TRUST_CWD: "1",
 });
 
 // Tests start servers and processes, and some wait for a rate-limit window to turn: on a machine

@@ -21,6 +21,7 @@ import { lazyFiles } from "../files/index.ts";
 import type { Files } from "../files/service.ts";
 import { createDiscovery } from "../routing/discovery.ts";
 import { createLive } from "../routing/live.ts";
+import { capUpstreams } from "../providers/capped-fetch.ts";
 import type { Declared } from "../routing/upstreams.ts";
 import type { PostgresCounters } from "../usage/postgres-counters.ts";
 import { createUsageService } from "../usage/service.ts";
@@ -83,7 +84,10 @@ export function createApp({ config, log, accessLog, entries }: AppOptions) {
   const attachFiles = async (request: Parameters<Files["attachTo"]>[0]) => (await files.files()).attachTo(request);
   // Without --cassettes the upstreams are the configuration's own, and their providers call the global fetch.
   const cassettes = config.cassettes && createCassettes(config.cassettes, log);
-  const declared = (d: Declared) => (cassettes ? cassettes.upstreams(d) : d);
+  const declared = (d: Declared) => {
+    const chosen = cassettes ? cassettes.upstreams(d) : d;
+    return { ...chosen, upstreams: capUpstreams(chosen.upstreams, config.limits.upstreamMaxBytes) };
+  };
   let upstreams: ReturnType<typeof createLive> | undefined;
   const discovery = createDiscovery({ config, database: db, log, upstreams: () => upstreams!.current().declared.upstreams });
   upstreams = createLive(declared(config.upstreams), { modelAliases: config.modelAliases, modelRoutes: config.modelRoutes, cooldownS: config.upstreamCooldownS, ...(redis ? { redis } : {}) }, discovery);
@@ -107,6 +111,7 @@ export function createApp({ config, log, accessLog, entries }: AppOptions) {
   const pipeline = createPipeline(endpoints, {
     chat, guard, log, debug: config.debug, accessLog,
     maxBody: config.files.maxUploadBytes + MULTIPART_SLACK,
+    bodyTime: { timeoutS: config.limits.bodyTimeoutS, minRate: config.limits.bodyMinRate },
     cors: corsHeaders(config.corsOrigins, EXPOSED),
   });
   const { handle, routes } = pipeline;
@@ -129,7 +134,7 @@ export function createApp({ config, log, accessLog, entries }: AppOptions) {
       reloader = reload;
       settings = entries;
     },
-    handle: cassettes ? (request: Request) => cassettes.within(request, handle) : handle,
+    handle: cassettes ? (request: Request, peer?: string) => cassettes.within(request, (r) => handle(r, peer)) : handle,
     async close() {
       discovery.stop();
       await cassettes?.flush();

@@ -89,6 +89,8 @@ export interface Context {
 export interface Signature {
   /** Whether this request is signed (else it must carry a key). */
   signed(request: Request): boolean;
+  /** Checks a signed request's header (key id, scope, date) before its body is read; throws to refuse it. */
+  precheck(request: Request): void;
   /** The principal a signed request stands for: the body is read first, as the signature covers it. */
   principal(request: Request, body: string, scope: Scope | readonly Scope[], headers: Record<string, string>): Principal | Promise<Principal>;
 }
