@@ -10,7 +10,8 @@ function load(toml: string, env: Record<string, string> = {}) {
   mkdirSync(join(dir, "config"));
   writeFileSync(join(dir, "parley.toml"), toml);
   try {
-    return loadConfig({ env: { HOME: dir, PARLEY_CONFIG_DIR: join(dir, "config"), PARLEY_DATA_DIR: join(dir, "data"), ...env }, cwd: dir }).config;
+    // Named by PARLEY_UPSTREAMS: read whatever the working folder's trust (contract 25).
+    return loadConfig({ env: { HOME: dir, PARLEY_CONFIG_DIR: join(dir, "config"), PARLEY_DATA_DIR: join(dir, "data"), PARLEY_UPSTREAMS: join(dir, "parley.toml"), ...env }, cwd: dir }).config;
   } catch (error) {
     if (error instanceof ConfigError) return error.message.replace(`${dir}/`, "");
     throw error;
