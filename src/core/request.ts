@@ -68,6 +68,14 @@ export class ClientRequest implements Facts {
     }
   }
 
+  /** `max_tokens` and `temperature` as asked: from the IR when decoded already, else the body's top level (where the lazy dialects write them). */
+  settings(): { maxTokens: unknown; temperature: unknown } {
+    const decoded = this.#decoded;
+    if (decoded) return { maxTokens: decoded.maxTokens, temperature: decoded.temperature };
+    const body = this.body;
+    return { maxTokens: body.max_tokens ?? body.max_output_tokens ?? body.max_completion_tokens, temperature: body.temperature };
+  }
+
   /** Whether it names files to attach (only a body decoded at once can: without `file_ids` it names none). */
   get namesFiles(): boolean {
     return this.#decoded !== undefined && this.#decoded.fileIds.length > 0;

@@ -1,6 +1,7 @@
 import type { Database } from "bun:sqlite";
 import type { Config } from "../config.ts";
 import type { Logger } from "../log.ts";
+import { TELEMETRY_OFF, type Telemetry } from "../telemetry/index.ts";
 import { openDatabase } from "../lib/db.ts";
 import type { AccessEntry } from "./access-log.ts";
 import { createKeyring, type Guard } from "./auth.ts";
@@ -42,6 +43,8 @@ export interface AppOptions {
   log: Logger;
   /** Where request log entries go; none below LOG_LEVEL=info. */
   accessLog?: (entry: AccessEntry) => void;
+  /** OpenTelemetry (contract 24), made at start-up from the OTEL_* variables; flushed by `close`. */
+  telemetry?: Telemetry;
 }
 
 const EXPOSED = [
@@ -56,7 +59,7 @@ const MULTIPART_SLACK = 1024 * 1024;
  * parley's HTTP handler: every endpoint declared (endpoints/), all served by one pipeline
  * (edge/pipeline.ts). `close` stops what it started.
  */
-export function createApp({ config, log, accessLog }: AppOptions) {
+export function createApp({ config, log, accessLog, telemetry = TELEMETRY_OFF }: AppOptions) {
   const db = lazy(() => openDatabase(config.dataDir));
   const redis = config.redisUrl
     ? connectRedis(config.redisUrl, log, config.rateLimitOnRedisError === "open" ? `rate limits${config.apiKeys.some((k) => k.budget) ? " and budgets" : ""} are not enforced` : "requests are refused (503)")
@@ -87,10 +90,10 @@ export function createApp({ config, log, accessLog }: AppOptions) {
     ...root,
     ...fileEndpoints(config, files),
     usageEndpoint(usage),
-    ...(usage.metrics ? [metrics(usage.metrics, usage.settle)] : []),
+    ...(usage.metrics ? [metrics(usage.metrics, usage.settle, telemetry)] : []),
   ];
   const pipeline = createPipeline(endpoints, {
-    chat, guard, log, debug: config.debug, accessLog,
+    chat, guard, log, debug: config.debug, accessLog, telemetry,
     maxBody: config.files.maxUploadBytes + MULTIPART_SLACK,
     cors: corsHeaders(config.corsOrigins, EXPOSED),
   });
@@ -111,6 +114,7 @@ export function createApp({ config, log, accessLog }: AppOptions) {
       discovery.stop();
       await cassettes?.flush();
       await usage.close();
+      await telemetry.shutdown();
       redis?.close();
       if (db.opened()) db().close();
     },

@@ -3,6 +3,8 @@ import { envelope, GatewayError } from "../errors.ts";
 import { sweepAtStart } from "../files/sweep.ts";
 import type { Logger } from "../log.ts";
 import { configured } from "../providers/registry.ts";
+import { createTelemetry } from "../telemetry/index.ts";
+import { VERSION } from "../version.ts";
 import { createAccessLog } from "./access-log.ts";
 import { createApp } from "./app.ts";
 import { reloadUpstreams } from "./upstreams-reload.ts";
@@ -27,7 +29,10 @@ export function runServer(config: Config, log: Logger, { worker, reload }: RunOp
   const tag = worker === undefined ? undefined : `worker ${worker}`;
   const logsRequests = ["info", "debug", "trace"].includes(config.logLevel);
   const accessLog = logsRequests ? createAccessLog({ tag, upstream: ["debug", "trace"].includes(config.logLevel), format: config.logFormat }) : undefined;
-  const app = createApp({ config, log, ...(accessLog ? { accessLog } : {}) });
+  // The standard OTEL_* variables, read as every OpenTelemetry SDK reads them: from the environment.
+  const { telemetry, warnings } = createTelemetry(process.env, VERSION);
+  for (const warning of warnings) log.warn(warning);
+  const app = createApp({ config, log, telemetry, ...(accessLog ? { accessLog } : {}) });
   sweepAtStart(config, log);
   let server: ReturnType<typeof Bun.serve>;
   try {

@@ -1,0 +1,66 @@
+/**
+ * The trace headers of one upstream call, carried from the loop to the fetch without a parameter
+ * through every provider: the loop runs each call inside `withTrace`, and every provider's fetch
+ * (wrapped once, by the registry, in `traced`) adds what it finds. The cassettes carry their name
+ * the same way. With OpenTelemetry off and no `traceparent` from the client nothing runs here.
+ */
+import { AsyncLocalStorage } from "node:async_hooks";
+import { ATTR } from "./names.ts";
+import { NOOP_SPAN, type Span } from "./span.ts";
+
+/** What a request's calls go out with: its SERVER span, and the client's own trace headers. */
+export interface Trace {
+  span: Span;
+  /** The client's `traceparent` and `tracestate`, forwarded unchanged when OpenTelemetry is off. */
+  traceparent?: string;
+  tracestate?: string;
+}
+
+/** No span and no client headers: the calls go out as they always did. */
+export const NO_TRACE: Trace = Object.freeze({ span: NOOP_SPAN });
+
+interface Outgoing {
+  traceparent: string;
+  tracestate: string | undefined;
+  /** The CLIENT span, told the address it called. */
+  span: Span;
+}
+
+const outgoing = new AsyncLocalStorage<Outgoing>();
+
+/** Runs one upstream call, whose fetches carry `attempt`'s `traceparent` (else the client's). */
+export function withTrace<T>(trace: Trace, attempt: Span, call: () => T): T {
+  const traceparent = attempt.traceparent ?? trace.traceparent;
+  if (traceparent === undefined) return call();
+  return outgoing.run({ traceparent, tracestate: trace.tracestate, span: attempt }, call);
+}
+
+type Fetch = (url: string, init: BunFetchRequestInit) => Promise<Response>;
+
+/** A provider's fetch, sending the trace headers of the call it runs in. */
+export function traced(fetcher: Fetch): Fetch {
+  return (url, init) => {
+    const out = outgoing.getStore();
+    if (out === undefined) return fetcher(url, init);
+    if (out.span !== NOOP_SPAN) addressOf(out.span, url);
+    return fetcher(url, { ...init, headers: withHeaders(init.headers, out) });
+  };
+}
+
+function withHeaders(headers: HeadersInit | undefined, { traceparent, tracestate }: Outgoing): HeadersInit {
+  if (headers instanceof Headers || Array.isArray(headers)) {
+    const copy = new Headers(headers);
+    copy.set("traceparent", traceparent);
+    if (tracestate !== undefined) copy.set("tracestate", tracestate);
+    return copy;
+  }
+  return tracestate === undefined ? { ...headers, traceparent } : { ...headers, traceparent, tracestate };
+}
+
+/** `server.address` and `server.port` of the URL called. */
+function addressOf(span: Span, url: string): void {
+  const parsed = URL.parse(url);
+  if (!parsed) return;
+  const port = parsed.port ? Number(parsed.port) : parsed.protocol === "https:" ? 443 : 80;
+  span.set(ATTR.serverAddress, parsed.hostname.replace(/^\[|\]$/g, "")).set(ATTR.serverPort, port);
+}
