@@ -113,7 +113,7 @@ export function createLoop({ modelFallbacks, upstreams }: LoopOptions) {
           const attempt = server.child().set(ATTR.provider, providerName(upstream.kind)).set(ATTR.requestModel, target.model).set(ATTR.upstream, target.upstream);
           let outcome: T;
           try {
-            outcome = await (trace === NO_TRACE ? call.answer(provider, target, upstream, attempt) : withTrace(trace, attempt, () => call.answer(provider, target, upstream, attempt)));
+            outcome = await (trace === NO_TRACE ? call.answer(provider, target, upstream, attempt) : withTrace(trace, attempt, signal, () => call.answer(provider, target, upstream, attempt)));
           } catch (error) {
             attemptFailed(attempt, error);
             if (error instanceof GatewayError && error.retryable) cooldowns.failed(target.upstream);
