@@ -1,5 +1,5 @@
 import { GatewayError, invalidRequest } from "../errors.ts";
-import type { ChatRequest, SseEvent, Usage } from "../ir.ts";
+import type { ChatReply, ChatRequest, SseEvent, Usage } from "../ir.ts";
 import type { Json } from "../lib/read.ts";
 import type { Logger } from "../log.ts";
 import type { Upstream } from "../providers/kind.ts";
@@ -134,7 +134,7 @@ export function createChat({ config, upstreams, log, attachFiles }: ChatDeps) {
       if (request.needsNative) throw invalidRequest(`${request.needsNative.reason} The upstream '${upstream.name}' is of kind ${upstream.kind}.`, `${request.needsNative.field}: not supported on a converted route`);
       if (!request.stream) {
         const reply = await firstByte(provider.complete(request, target.model, signal), upstream.timeoutMs, provider.label);
-        trace.span.messages(undefined, reply.content);
+        if (attempt !== NOOP_SPAN) replied(trace.span, attempt, reply);
         over(reply.usage);
         return { kind: "json", body: output.encodeReply(reply, requested) };
       }
@@ -164,6 +164,13 @@ function askedOn(span: Span, asked: ClientRequest, body: Json): void {
   if (typeof maxTokens === "number") span.set(ATTR.maxTokens, maxTokens);
   if (typeof temperature === "number") span.set(ATTR.temperature, temperature);
   span.messages(body.messages ?? body.input ?? body.contents ?? body.prompt, undefined);
+}
+
+/** A converted reply, read already: its id and finish reason on both spans, and its text if content is captured. */
+function replied(server: Span, attempt: Span, reply: ChatReply): void {
+  const finish = [reply.finish.raw];
+  for (const span of [server, attempt]) span.set(ATTR.responseId, reply.id).set(ATTR.finishReasons, finish);
+  server.messages(undefined, reply.content);
 }
 
 /** A passed-through reply, parsed only when its content is exported. */

@@ -30,26 +30,35 @@ interface Outgoing {
 
 const outgoing = new WeakMap<AbortSignal, Outgoing>();
 
-/** Runs one upstream call, whose fetches with `signal` carry `attempt`'s `traceparent` (else the client's). */
-export async function withTrace<T>(trace: Trace, attempt: Span, signal: AbortSignal, call: () => Promise<T>): Promise<T> {
+/**
+ * Runs one upstream call, whose fetches with `signal` carry `attempt`'s `traceparent` (else the
+ * client's). The next call of the request replaces the entry; it goes with the signal.
+ */
+export function withTrace<T>(trace: Trace, attempt: Span, signal: AbortSignal, call: () => T): T {
   const traceparent = attempt.traceparent ?? trace.traceparent;
-  if (traceparent === undefined) return call();
-  outgoing.set(signal, { traceparent, tracestate: trace.tracestate, span: attempt });
-  try {
-    return await call();
-  } finally {
-    outgoing.delete(signal);
-  }
+  if (traceparent !== undefined) outgoing.set(signal, { traceparent, tracestate: trace.tracestate, span: attempt });
+  return call();
 }
 
 type Fetch = (url: string, init: BunFetchRequestInit) => Promise<Response>;
 
 /** A provider's fetch, sending the trace headers of the call it runs in. */
 export function traced(fetcher: Fetch): Fetch {
+  // An upstream calls one origin (scheme, host, port) over and over: parsed once.
+  const addresses = new Map<string, readonly [string, number] | null>();
   return (url, init) => {
     const out = init.signal ? outgoing.get(init.signal) : undefined;
     if (out === undefined) return fetcher(url, init);
-    if (out.span !== NOOP_SPAN) addressOf(out.span, url);
+    if (out.span !== NOOP_SPAN) {
+      const end = url.indexOf("/", url.indexOf("//") + 2);
+      const origin = end === -1 ? url : url.slice(0, end);
+      let address = addresses.get(origin);
+      if (address === undefined) {
+        address = addressOf(origin);
+        if (addresses.size < 16) addresses.set(origin, address);
+      }
+      if (address) out.span.set(ATTR.serverAddress, address[0]).set(ATTR.serverPort, address[1]);
+    }
     return fetcher(url, { ...init, headers: withHeaders(init.headers, out) });
   };
 }
@@ -64,10 +73,9 @@ function withHeaders(headers: HeadersInit | undefined, { traceparent, tracestate
   return tracestate === undefined ? { ...headers, traceparent } : { ...headers, traceparent, tracestate };
 }
 
-/** `server.address` and `server.port` of the URL called. */
-function addressOf(span: Span, url: string): void {
+/** `server.address` and `server.port` of an origin. */
+function addressOf(url: string): readonly [string, number] | null {
   const parsed = URL.parse(url);
-  if (!parsed) return;
-  const port = parsed.port ? Number(parsed.port) : parsed.protocol === "https:" ? 443 : 80;
-  span.set(ATTR.serverAddress, parsed.hostname.replace(/^\[|\]$/g, "")).set(ATTR.serverPort, port);
+  if (!parsed) return null;
+  return [parsed.hostname.replace(/^\[|\]$/g, ""), parsed.port ? Number(parsed.port) : parsed.protocol === "https:" ? 443 : 80];
 }

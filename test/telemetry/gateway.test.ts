@@ -202,12 +202,15 @@ test("prompt and reply text only with OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE
   try {
     // Passed through, and converted.
     await gateway.json("/v1/chat/completions", { model: "gpt-4o", messages: hello });
-    await gateway.json("/v1/chat/completions?target_format=beta_messages", { model: "gpt-4o", messages: hello });
+    await gateway.json("/v1/chat/completions?target_format=beta_messages", { model: "gpt-4o", messages: hello, max_tokens: 20 });
     await gateway.app.close();
     await receiver.waitFor(() => receiver.spans.filter((s) => s.kind === SERVER).length >= 2);
     const servers = receiver.spans.filter((s) => s.kind === SERVER);
     for (const span of servers) expect(JSON.parse(span.attributes["gen_ai.input.messages"] as string)).toEqual(hello);
     expect(servers.map((s) => JSON.stringify(s.attributes["gen_ai.output.messages"]))).toEqual(Array(2).fill(expect.stringContaining("Hello from OpenAI")));
+    // The converted reply was read: its id and finish reason are known, on both spans.
+    const converted = receiver.spans.filter((s) => s.attributes["gen_ai.response.id"] === "chatcmpl-fake123");
+    expect(converted.map((s) => [s.kind, s.attributes["gen_ai.response.finish_reasons"]]).sort()).toEqual([[SERVER, ["stop"]], [CLIENT, ["stop"]]]);
   } finally {
     await gateway.stop();
   }
