@@ -215,3 +215,34 @@ test("prompt and reply text only with OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE
     await gateway.stop();
   }
 });
+
+test("a client's unsampled trace stays unsampled: nothing exported, the upstream still gets a child traceparent (flags 00)", async () => {
+  await using receiver = await startOtlpReceiver();
+  const gateway = await startGateway({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_METRICS_EXPORTER: "none" });
+  try {
+    const unsampled = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00";
+    expect((await gateway.json("/v1/chat/completions", { model: "gpt-4o", messages: hello }, { headers: { traceparent: unsampled } })).status).toBe(200);
+    const sent = parseTraceparent(gateway.openai.last().headers.get("traceparent"));
+    expect(sent).toMatchObject({ traceId: "0af7651916cd43dd8448eb211c80319c", flags: 0 });
+    expect(sent!.spanId).not.toBe("b7ad6b7169203331");
+    await gateway.app.close();
+    expect(receiver.spans).toEqual([]);
+  } finally {
+    await gateway.stop();
+  }
+});
+
+test("metrics only (OTEL_TRACES_EXPORTER=none): the client's traceparent goes upstream unchanged", async () => {
+  await using receiver = await startOtlpReceiver();
+  const gateway = await startGateway({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_TRACES_EXPORTER: "none" });
+  try {
+    const traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    await gateway.json("/v1/chat/completions", { model: "gpt-4o", messages: hello }, { headers: { traceparent } });
+    expect(gateway.openai.last().headers.get("traceparent")).toBe(traceparent);
+    await gateway.app.close();
+    expect(receiver.spans).toEqual([]);
+    expect(receiver.metricExports.flat().map((m) => m.name)).toContain(semconv.METRIC_GEN_AI_CLIENT_OPERATION_DURATION);
+  } finally {
+    await gateway.stop();
+  }
+});
