@@ -42,7 +42,7 @@ export function trackUsage(service: UsageService | undefined, { log, request, pr
   let answer: { model?: string; stream: boolean; headers: Record<string, string> } | undefined;
   let broken = false;
   let finished = false;
-  if (span !== NOOP_SPAN) span.set(ATTR.key, principal.label).set(ATTR.session, tagOf(request));
+  if (span !== NOOP_SPAN) span.set(ATTR.key, principal.label).set(ATTR.session, sessionOf(request));
 
   const hooks: Pick<ChatCall, "observe" | "onDone" | "onBreak"> = {
     observe(info) {
@@ -143,6 +143,16 @@ export function trackUsage(service: UsageService | undefined, { log, request, pr
 
 /** Tokens as billed: the record keeps the input without the cache, and the cache's reads and writes beside it. */
 const billed = ({ input, output }: Usage): Tokens => ({ input: uncachedInput(input), output, cacheRead: input.cacheRead, cacheWrite: input.cacheWrite });
+
+/**
+ * The request's session (contract 22: `x-parley-session`, else Claude Code's, else Codex's session
+ * id), hashed to 16 hex digits as the usage record keeps it: a session id is never exported as sent.
+ */
+function sessionOf(request: Request): string | undefined {
+  const { headers } = request;
+  const session = headers.get("x-parley-session") || headers.get("x-claude-code-session-id") || headers.get("session_id");
+  return session ? new Bun.CryptoHasher("sha256").update(session).digest("hex").slice(0, 16) : undefined;
+}
 
 /** The client's tag for a conversation: `x-parley-tag`, else Claude Code's session id. */
 function tagOf(request: Request): string | null {
