@@ -49,7 +49,7 @@ export interface AppOptions {
 
 const EXPOSED = [
   REQUEST_ID, "request-id", "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "retry-after", COST_HEADER,
-  "x-parley-model", "x-parley-upstream", "x-parley-route", "x-parley-attempts", "x-parley-dropped-tools", "x-parley-token-count",
+  "x-parley-model", "x-parley-upstream", "x-parley-route", "x-parley-session-target", "x-parley-attempts", "x-parley-dropped-tools", "x-parley-token-count",
 ];
 
 /** Room for a multipart upload's framing and other fields around a file of MAX_UPLOAD_BYTES. */
@@ -77,7 +77,7 @@ export function createApp({ config, log, accessLog, telemetry = TELEMETRY_OFF }:
   const declared = (d: Declared) => (cassettes ? cassettes.upstreams(d) : d);
   let upstreams: ReturnType<typeof createLive> | undefined;
   const discovery = createDiscovery({ config, database: db, log, upstreams: () => upstreams!.current().declared.upstreams });
-  upstreams = createLive(declared(config.upstreams), { modelAliases: config.modelAliases, modelRoutes: config.modelRoutes, cooldownS: config.upstreamCooldownS }, discovery);
+  upstreams = createLive(declared(config.upstreams), { modelAliases: config.modelAliases, modelRoutes: config.modelRoutes, cooldownS: config.upstreamCooldownS, ...(redis ? { redis } : {}) }, discovery);
   void discovery.start();
   const chat = createChat({ config, log, upstreams, attachFiles });
   const endpoints: Endpoint[] = [

@@ -147,7 +147,9 @@ export function createMetrics() {
   const retries = new Counter("parley_upstream_retries_total", "Upstream calls after the first (retries and fallbacks).", ["provider"]);
   const rejected = new Counter("parley_rate_limited_total", "Requests refused by parley's own limits: rate_limit (RATE_LIMIT_RPM) or budget.", ["reason"]);
   const streams = new Gauge("parley_streams_in_flight", "Streamed completions being sent right now.", ["endpoint"]);
-  const families: Family[] = [requests, addedLatency, upstreamFirstByte, tokens, cost, retries, rejected, streams];
+  const cacheRead = new Counter("parley_cache_read_tokens_total", "Prompt tokens read from the upstream's prompt cache, by upstream and route (contract 22).", ["upstream", "route"]);
+  const cacheWrite = new Counter("parley_cache_write_tokens_total", "Prompt tokens written to the upstream's prompt cache, by upstream and route.", ["upstream", "route"]);
+  const families: Family[] = [requests, addedLatency, upstreamFirstByte, tokens, cost, retries, rejected, streams, cacheRead, cacheWrite];
 
   // endpoint -> status -> provider -> model -> cells, so that a completion builds no label key.
   const answers = new Map<string, Map<number, Map<string, Map<string, AnswerCells>>>>();
@@ -165,7 +167,12 @@ export function createMetrics() {
   });
 
   return {
-    requests, addedLatency, upstreamFirstByte, tokens, cost, retries, rejected, streams,
+    requests, addedLatency, upstreamFirstByte, tokens, cost, retries, rejected, streams, cacheRead, cacheWrite,
+    /** A completion that read or wrote the prompt cache (only those: the others look up nothing here). */
+    cache(upstream: string, route: string, read: number, written: number): void {
+      if (read) cacheRead.inc([upstream, route], read);
+      if (written) cacheWrite.inc([upstream, route], written);
+    },
     answer(endpoint: string, status: number, provider: string, model: string): AnswerCells {
       const byStatus = answers.get(endpoint) ?? answers.set(endpoint, new Map()).get(endpoint)!;
       const byProvider = byStatus.get(status) ?? byStatus.set(status, new Map()).get(status)!;

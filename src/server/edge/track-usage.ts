@@ -4,7 +4,7 @@ import { uncachedInput, type Usage } from "../../ir.ts";
 import type { Principal } from "../auth.ts";
 import type { RequestLog } from "../request-log.ts";
 import { costOf, FREE, type Tokens } from "../../usage/prices.ts";
-import type { UsageRecord } from "../../usage/recorder.ts";
+import { hashSession, type UsageRecord } from "../../usage/recorder.ts";
 import type { UsageService } from "../../usage/service.ts";
 import { ATTR, NOOP_SPAN, type Span } from "../../telemetry/index.ts";
 
@@ -42,7 +42,7 @@ export function trackUsage(service: UsageService | undefined, { log, request, pr
   let answer: { model?: string; stream: boolean; headers: Record<string, string> } | undefined;
   let broken = false;
   let finished = false;
-  if (span !== NOOP_SPAN) span.set(ATTR.key, principal.label).set(ATTR.session, sessionOf(request));
+  span.set(ATTR.key, principal.label);
 
   const hooks: Pick<ChatCall, "observe" | "onDone" | "onBreak"> = {
     observe(info) {
@@ -88,7 +88,7 @@ export function trackUsage(service: UsageService | undefined, { log, request, pr
         cache_read_tokens: tokens ? tokens.cacheRead : null, cache_write_tokens: tokens ? tokens.cacheWrite : null,
         cost_usd: cost, status, outcome, latency_ms: latency,
         ttft_ms: stream ? Math.round(observed.at - start) : null, attempts: observed.attempts, tag: tagOf(request),
-        route: observed.route ?? null,
+        route: observed.route ?? null, session: sessionIn(observed),
       });
     });
   }
@@ -96,6 +96,8 @@ export function trackUsage(service: UsageService | undefined, { log, request, pr
   function endSpan(cost: number | null): void {
     if (span === NOOP_SPAN) return;
     if (cost !== null) span.set(ATTR.costUsd, cost);
+    // Hashed, as the usage record keeps it: a session id is never exported as sent.
+    if (observed) span.set(ATTR.session, sessionIn(observed));
     if (done?.usage) span.usage(done.usage);
     span.end();
   }
@@ -114,6 +116,7 @@ export function trackUsage(service: UsageService | undefined, { log, request, pr
     }
     if (cost) cells.cost.value += cost;
     if (!observed) return;
+    if (tokens && (tokens.cacheRead || tokens.cacheWrite)) m.cache(provider, observed.route ?? "", tokens.cacheRead, tokens.cacheWrite);
     if (observed.attempts > 1) cells.retries.value += observed.attempts - 1;
     if (observed.upstream_ms !== undefined) {
       cells.firstByte.observe(observed.upstream_ms / 1000);
@@ -143,21 +146,17 @@ export function trackUsage(service: UsageService | undefined, { log, request, pr
   };
 }
 
+/** The request's session, hashed: read only now that a record is written. */
+function sessionIn(observed: Observed): string | null {
+  const session = observed.session?.();
+  return session === undefined ? null : hashSession(session);
+}
+
 /** Tokens as billed: the record keeps the input without the cache, and the cache's reads and writes beside it. */
 const billed = ({ input, output }: Usage): Tokens => ({ input: uncachedInput(input), output, cacheRead: input.cacheRead, cacheWrite: input.cacheWrite });
 
-/**
- * The request's session (contract 22: `x-parley-session`, else Claude Code's, else Codex's session
- * id), hashed to 16 hex digits as the usage record keeps it: a session id is never exported as sent.
- */
-function sessionOf(request: Request): string | undefined {
-  const { headers } = request;
-  const session = headers.get("x-parley-session") || headers.get("x-claude-code-session-id") || headers.get("session_id");
-  return session ? new Bun.CryptoHasher("sha256").update(session).digest("hex").slice(0, 16) : undefined;
-}
-
-/** The client's tag for a conversation: `x-parley-tag`, else Claude Code's session id. */
+/** The client's tag: `x-parley-tag` alone (a session id is kept hashed, as the session: contract 22). */
 function tagOf(request: Request): string | null {
-  const tag = request.headers.get("x-parley-tag") ?? request.headers.get("x-claude-code-session-id");
+  const tag = request.headers.get("x-parley-tag");
   return tag ? tag.slice(0, 128) : null;
 }

@@ -57,6 +57,7 @@ export function decodeRequest(body: Json): ChatRequest {
     fileIds: [],
     ...(needsNative ? { needsNative } : {}),
     ...(asksThinking(body) ? { thinking: true } : {}),
+    autoCache: true,
   };
 }
 
