@@ -33,8 +33,10 @@ import { files as fileEndpoints } from "./endpoints/files.ts";
 import { health } from "./endpoints/health.ts";
 import { messages } from "./endpoints/messages.ts";
 import { metrics } from "./endpoints/metrics.ts";
+import { onFirstDrop } from "../providers/dropped-betas.ts";
+import { sealKeyIn } from "../lib/seal.ts";
 import { modelEndpoints } from "./endpoints/models.ts";
-import { responses } from "./endpoints/responses.ts";
+import { responses, responsesCompact, responsesWebSocket } from "./endpoints/responses.ts";
 import { root } from "./endpoints/root.ts";
 import { usage as usageEndpoint } from "./endpoints/usage.ts";
 
@@ -80,8 +82,10 @@ export function createApp({ config, log, accessLog, telemetry = TELEMETRY_OFF }:
   upstreams = createLive(declared(config.upstreams), { modelAliases: config.modelAliases, modelRoutes: config.modelRoutes, cooldownS: config.upstreamCooldownS, ...(redis ? { redis } : {}) }, discovery);
   void discovery.start();
   const chat = createChat({ config, log, upstreams, attachFiles });
+  sealKeyIn(config.dataDir);
+  onFirstDrop((upstream, beta) => log.warn(`anthropic-beta '${beta}' is not passed on to '${upstream}', which does not take it (its anthropic_betas setting, or parley's table of Bedrock's betas); counted in parley_betas_dropped_total.`));
   const endpoints: Endpoint[] = [
-    chatCompletions, messages, responses, completions, embeddings(createEmbeddings({ config, upstreams })),
+    chatCompletions, messages, responses, responsesCompact, responsesWebSocket, completions, embeddings(createEmbeddings({ config, upstreams })),
     ...bedrock({ guard, credentials: config.ingressAwsCredentials, mainKey: config.apiKey, control: createControlPlane(upstreams, discovery) }),
     ...docs(() => endpoints),
     ...health(upstreams, redis?.status),

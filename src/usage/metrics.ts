@@ -4,6 +4,7 @@
  * Maps of numbers rendered as text on a scrape.
  */
 
+import { droppedBetas } from "../providers/dropped-betas.ts";
 import type { OtelStats } from "../telemetry/index.ts";
 
 /** A metric keeps at most this many label sets; more (model ids come from clients) fold into "_other". */
@@ -131,6 +132,14 @@ export interface AnswerCells {
   added: HistogramSeries;
 }
 
+/** Betas not passed on to an upstream (contract 26), as the providers counted them. */
+const betasDropped: Family = {
+  name: "parley_betas_dropped_total", help: "anthropic-beta values not passed on to an upstream that does not take them, by upstream and beta.", type: "counter", labels: ["upstream", "beta"],
+  render(lines) {
+    for (const { upstream, beta, count } of droppedBetas()) lines.push(`${this.name}${labelText(this.labels, `${upstream}\u0000${beta}`)} ${count}`);
+  },
+};
+
 /** parley's metrics; `render` is the text a Prometheus scrape gets. */
 export function createMetrics() {
   const requests = new Counter("parley_requests_total", "Chat completions by endpoint, status, provider and the model that answered.", ["endpoint", "status", "provider", "model"]);
@@ -149,7 +158,7 @@ export function createMetrics() {
   const streams = new Gauge("parley_streams_in_flight", "Streamed completions being sent right now.", ["endpoint"]);
   const cacheRead = new Counter("parley_cache_read_tokens_total", "Prompt tokens read from the upstream's prompt cache, by upstream and route (contract 22).", ["upstream", "route"]);
   const cacheWrite = new Counter("parley_cache_write_tokens_total", "Prompt tokens written to the upstream's prompt cache, by upstream and route.", ["upstream", "route"]);
-  const families: Family[] = [requests, addedLatency, upstreamFirstByte, tokens, cost, retries, rejected, streams, cacheRead, cacheWrite];
+  const families: Family[] = [requests, addedLatency, upstreamFirstByte, tokens, cost, retries, rejected, streams, cacheRead, cacheWrite, betasDropped];
 
   // endpoint -> status -> provider -> model -> cells, so that a completion builds no label key.
   const answers = new Map<string, Map<number, Map<string, Map<string, AnswerCells>>>>();

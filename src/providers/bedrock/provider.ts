@@ -57,7 +57,7 @@ const INVOKE: Record<"anthropic" | "titan", InvokeBody> = {
 export function createBedrockProvider(upstream: Declared<BedrockSettings>): Provider {
   const transport = createBedrockTransport(upstream);
   const { up, post, events, json } = transport;
-  const anthropicNative = createAnthropicNative(upstream.settings.anthropicBetas, transport);
+  const anthropicNative = createAnthropicNative(upstream.name, upstream.settings.anthropicBetas, transport);
   const passthrough = createPassthrough(transport);
   const control = createBedrockControl(upstream);
   const families = new Map<string, Family>();
