@@ -1,6 +1,7 @@
 import type { Database } from "bun:sqlite";
 import type { Config, Entry } from "../config.ts";
 import type { Logger } from "../log.ts";
+import { TELEMETRY_OFF, type Telemetry } from "../telemetry/index.ts";
 import { openDatabase } from "../lib/db.ts";
 import type { AccessEntry } from "./access-log.ts";
 import type { Guard } from "./auth.ts";
@@ -47,6 +48,8 @@ export interface AppOptions {
   log: Logger;
   /** Where request log entries go; none below LOG_LEVEL=info. */
   accessLog?: (entry: AccessEntry) => void;
+  /** OpenTelemetry (contract 24), made at start-up from the OTEL_* variables; flushed by `close`. */
+  telemetry?: Telemetry;
   /** The settings as read, with their sources, for GET /admin/v1/config (a server reads them again: `onReload`). */
   entries?: Entry[];
 }
@@ -63,7 +66,7 @@ const MULTIPART_SLACK = 1024 * 1024;
  * parley's HTTP handler: every endpoint declared (endpoints/), all served by one pipeline
  * (edge/pipeline.ts). `close` stops what it started.
  */
-export function createApp({ config, log, accessLog, entries }: AppOptions) {
+export function createApp({ config, log, accessLog, entries, telemetry = TELEMETRY_OFF }: AppOptions) {
   const db = lazy(() => openDatabase(config.dataDir));
   const redis = config.redisUrl
     ? connectRedis(config.redisUrl, log, config.rateLimitOnRedisError === "open" ? `rate limits${config.apiKeys.some((k) => k.budget) ? " and budgets" : ""} are not enforced` : "requests are refused (503)")
@@ -104,11 +107,11 @@ export function createApp({ config, log, accessLog, entries }: AppOptions) {
     ...root,
     ...fileEndpoints(config, files),
     usageEndpoint(usage),
-    ...(usage.metrics ? [metrics(usage.metrics, usage.settle)] : []),
+    ...(usage.metrics ? [metrics(usage.metrics, usage.settle, telemetry)] : []),
     ...adminEndpoints({ config, keys, usage, upstreams, discovery, database: db, log, decoders: [chatCompletions, messages, responses, completions], reload: () => reloader?.(), settings: () => settings?.() ?? entries ?? [] }),
   ];
   const pipeline = createPipeline(endpoints, {
-    chat, guard, log, debug: config.debug, accessLog,
+    chat, guard, log, debug: config.debug, accessLog, telemetry,
     maxBody: config.files.maxUploadBytes + MULTIPART_SLACK,
     bodyTime: { timeoutS: config.limits.bodyTimeoutS, minRate: config.limits.bodyMinRate },
     cors: corsHeaders(config.corsOrigins, EXPOSED),
@@ -139,6 +142,7 @@ export function createApp({ config, log, accessLog, entries }: AppOptions) {
       await cassettes?.flush();
       await keys.close();
       await usage.close();
+      await telemetry.shutdown();
       redis?.close();
       if (db.opened()) db().close();
     },
