@@ -30,6 +30,7 @@ import { docs } from "./endpoints/docs.ts";
 import { embeddings } from "./endpoints/embeddings.ts";
 import { files as fileEndpoints } from "./endpoints/files.ts";
 import { health } from "./endpoints/health.ts";
+import { ui } from "./endpoints/ui.ts";
 import { messages } from "./endpoints/messages.ts";
 import { metrics } from "./endpoints/metrics.ts";
 import { modelEndpoints } from "./endpoints/models.ts";
@@ -81,6 +82,7 @@ export function createApp({ config, log, accessLog }: AppOptions) {
     chatCompletions, messages, responses, completions, embeddings(createEmbeddings({ config, upstreams })),
     ...bedrock({ guard, credentials: config.ingressAwsCredentials, mainKey: config.apiKey, control: createControlPlane(upstreams, discovery) }),
     ...docs(() => endpoints),
+    ...(config.ui ? ui() : []),
     ...health(upstreams, redis?.status),
     ...modelEndpoints(upstreams, discovery),
     countTokens(createTokenCounter(config, upstreams)),
