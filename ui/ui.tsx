@@ -18,6 +18,8 @@ export interface Column<T> {
   label: string;
   value: (row: T) => ReactNode;
   numeric?: boolean;
+  /** Long text that may wrap (lists of models), so the table stays within the window. */
+  wrap?: boolean;
 }
 
 export function Table<T>({ rows, columns, caption, rowKey }: { rows: T[]; columns: Column<T>[]; caption: string; rowKey: (row: T, i: number) => string }) {
@@ -30,7 +32,7 @@ export function Table<T>({ rows, columns, caption, rowKey }: { rows: T[]; column
         </thead>
         <tbody>
           {rows.map((row, i) => (
-            <tr key={rowKey(row, i)}>{columns.map((c) => <td key={c.label} className={c.numeric ? "n" : undefined}>{c.value(row)}</td>)}</tr>
+            <tr key={rowKey(row, i)}>{columns.map((c) => <td key={c.label} className={c.numeric ? "n" : c.wrap ? "wrap" : undefined}>{c.value(row)}</td>)}</tr>
           ))}
         </tbody>
       </table>

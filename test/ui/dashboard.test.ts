@@ -83,7 +83,7 @@ describe("the dashboard", () => {
       await open(tab.page, "keys");
       await (g.admin ? tab.page.getByRole("button", { name: "Create key" }) : tab.page.getByText("does not serve keys")).waitFor();
       await open(tab.page, "settings");
-      await (g.admin ? tab.page.getByRole("cell", { name: "HOST" }) : tab.page.getByText("does not serve the configuration")).waitFor();
+      await (g.admin ? tab.page.locator("main table, main .empty").first() : tab.page.getByText("does not serve the configuration")).waitFor();
 
       // A reload keeps the tab signed in; signing out forgets the key.
       await tab.page.reload();
@@ -143,6 +143,15 @@ describe("the dashboard", () => {
       expect(csv.split("\n")[0]).toBe("bucket_start,group,requests,input_tokens,output_tokens,cache_read_tokens,cache_write_tokens,cost_usd");
       expect(csv).toContain(",gpt-4o-mini,");
 
+      if (g.admin) {
+        await open(tab.page, "upstreams");
+        await tab.page.getByRole("button", { name: "Test alpha" }).click();
+        await tab.page.getByRole("status").filter({ hasText: "ok in" }).waitFor({ timeout: 30_000 });
+        await open(tab.page, "routes");
+        await tab.page.getByLabel("Model").fill("gpt-4o");
+        await tab.page.getByRole("button", { name: "Explain" }).click();
+        await expect(tab.page.getByLabel("Explanation").textContent()).resolves.toContain("alpha");
+      }
       for (const name of ["upstreams", "routes", "keys", "settings"] as const) {
         await open(tab.page, name);
         await tab.page.locator("table, .note, .empty").first().waitFor();

@@ -2,7 +2,15 @@ import { useEffect, useState } from "react";
 import { call, type Answer } from "../api.ts";
 import { Empty, Problem, Table } from "../ui.tsx";
 
-type Route = Record<string, unknown> & { name?: string };
+/** A `[[routes]]` entry as GET /admin/v1/routes lists it. */
+interface Route {
+  name: string;
+  match?: string;
+  model?: string;
+  to: { upstream: string; weight?: number; model?: string }[];
+  weighted: boolean;
+  when?: Record<string, unknown>;
+}
 
 export function Routes(_: { admin: boolean }) {
   const [answer, setAnswer] = useState<Answer<{ data: Route[]; file?: string }>>();
@@ -21,12 +29,13 @@ export function Routes(_: { admin: boolean }) {
         <Table
           caption={`Routes, in order${answer.data.file ? `, from ${answer.data.file}` : ""}`}
           rows={routes}
-          rowKey={(r, i) => `${r.name ?? i}`}
+          rowKey={(r) => r.name}
           columns={[
             { label: "#", value: (r) => routes.indexOf(r) + 1, numeric: true },
-            { label: "Name", value: (r) => (r.name as string) ?? "–" },
-            { label: "Match", value: (r) => <code>{JSON.stringify(r.when ?? r.match ?? r.model ?? {})}</code> },
-            { label: "Targets", value: (r) => <code>{JSON.stringify(r.targets ?? r.to ?? r.upstreams ?? r.upstream ?? "")}</code> },
+            { label: "Name", value: (r) => r.name },
+            { label: "Model", value: (r) => <code>{r.match ?? "*"}</code> },
+            { label: "When", value: (r) => (r.when ? <code>{JSON.stringify(r.when)}</code> : "always"), wrap: true },
+            { label: "To", value: (r) => r.to.map((t) => `${t.upstream}${t.model ? ` (${t.model})` : r.model ? ` (${r.model})` : ""}${r.weighted ? ` ×${t.weight ?? 1}` : ""}`).join(r.weighted ? ", " : " → "), wrap: true },
           ]}
         />
       )}

@@ -1,6 +1,6 @@
 import { useEffect, useState } from "react";
 import { call, type Answer } from "../api.ts";
-import { Problem, Table } from "../ui.tsx";
+import { Empty, Problem, Table } from "../ui.tsx";
 
 interface Setting { key: string; value: string | null; source: string | null }
 
@@ -10,6 +10,7 @@ export function Settings(_: { admin: boolean }) {
   useEffect(() => void call<{ data: Setting[] }>("/admin/v1/config").then(setAnswer), []);
   if (!answer) return <p className="note">Loading…</p>;
   if (!answer.ok) return <Problem answer={answer} what="the configuration" />;
+  if (answer.data.data.length === 0) return <Empty><p>The gateway reported no settings. <code>parley config show</code> prints them from the command line.</p></Empty>;
   const rows = answer.data.data.filter((s) => all || s.value !== null);
   return (
     <section>

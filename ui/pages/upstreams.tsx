@@ -33,12 +33,12 @@ export function Upstreams({ admin }: { admin: boolean }) {
       rowKey={(u) => u.name}
       columns={[
         { label: "Name", value: (u) => <><strong>{u.name}</strong><br /><small>{u.kind}{u.where ? ` · ${u.where}` : ""}</small></> },
-        { label: "Status", value: (u) => <span className={u.status === "ok" || u.status === "up" ? "good" : "bad"}>{u.status}</span> },
+        { label: "Status", value: (u) => <span className={u.status === "available" ? "good" : "bad"}>{u.status}</span> },
         { label: "Cooling until", value: (u) => (u.cooldown_until ? when(u.cooldown_until) : "–") },
         { label: "p50", value: (u) => ms(u.last_5m?.p50_ms), numeric: true },
         { label: "p95", value: (u) => ms(u.last_5m?.p95_ms), numeric: true },
         { label: "Errors", value: (u) => pct(u.last_5m?.error_rate), numeric: true },
-        { label: "Models", value: (u) => (u.models.length ? u.models.slice(0, 8).join(", ") + (u.models.length > 8 ? ` and ${u.models.length - 8} more` : "") : "–") },
+        { label: "Models", value: (u) => (u.models.length ? u.models.slice(0, 8).join(", ") + (u.models.length > 8 ? ` and ${u.models.length - 8} more` : "") : "–"), wrap: true },
         {
           label: "Test",
           value: (u) => {
