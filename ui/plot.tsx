@@ -13,7 +13,7 @@ export interface Series {
  * A uPlot chart over bucket times (Unix seconds). `stacked` draws each series on top of the ones
  * before it (filled); the legend then shows each series' own value, not the running sum.
  */
-export function Plot({ times, series, stacked, label, unit }: { times: number[]; series: Series[]; stacked?: boolean; label: string; unit: (n: number) => string }) {
+export function Plot({ times, series, stacked, label, unit, range }: { times: number[]; series: Series[]; stacked?: boolean; label: string; unit: (n: number) => string; range?: [number, number] }) {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const element = box.current;
@@ -31,8 +31,8 @@ export function Plot({ times, series, stacked, label, unit }: { times: number[];
         height: 220,
         legend: { live: true },
         cursor: { drag: { x: false, y: false } },
-        scales: { x: { time: true } },
-        axes: [axis, { ...axis, size: 70, values: (_u, ticks) => ticks.map(unit) }],
+        scales: { x: { time: true }, ...(range ? { y: { range } } : {}) },
+        axes: [axis, { ...axis, size: 84, values: (_u, ticks) => ticks.map(unit) }],
         series: [
           {},
           ...order.map((i) => ({
@@ -40,6 +40,7 @@ export function Plot({ times, series, stacked, label, unit }: { times: number[];
             stroke: COLORS[i % COLORS.length],
             fill: stacked ? COLORS[i % COLORS.length] + "cc" : undefined,
             width: stacked ? 1 : 2,
+            points: { show: false },
             value: (_u: uPlot, _v: number | null, _s: number, idx: number | null) => (idx === null ? "–" : unit(own[i]![idx] ?? 0)),
           })),
         ],
@@ -50,6 +51,6 @@ export function Plot({ times, series, stacked, label, unit }: { times: number[];
     const resize = new ResizeObserver(() => plot.setSize({ width: element.clientWidth, height: 220 }));
     resize.observe(element);
     return () => (resize.disconnect(), plot.destroy());
-  }, [times, series, stacked, unit]);
+  }, [times, series, stacked, unit, range]);
   return <div className="plot" ref={box} role="img" aria-label={label} />;
 }

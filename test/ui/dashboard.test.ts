@@ -57,7 +57,7 @@ function onlyTheGateway(tab: Watched, url: string) {
 }
 
 /** The first table's rows as text, cell by cell. */
-const tableRows = (page: Page) => page.locator("table").first().locator("tbody tr").evaluateAll((rows) => rows.map((r) => [...r.querySelectorAll("td")].map((td) => td.textContent ?? "")));
+const tableRows = (page: Page) => page.locator(".scroll table").first().locator("tbody tr").evaluateAll((rows) => rows.map((r) => [...r.querySelectorAll("td")].map((td) => td.textContent ?? "")));
 const digits = (text: string) => Number(text.replace(/[^\d.]/g, ""));
 
 describe("the dashboard", () => {
@@ -120,7 +120,7 @@ describe("the dashboard", () => {
       await tab.page.screenshot({ path: join(SHOTS, "dashboard-live.png") });
 
       await open(tab.page, "usage");
-      await tab.page.locator("table").first().waitFor();
+      await tab.page.locator(".scroll table").first().waitFor();
       const expectedRows = await g.usage("since=24h&by=model");
       expect(expectedRows.map((r) => r.group).sort()).toEqual(["gpt-4o", "gpt-4o-mini"]);
       const shown = await tableRows(tab.page);

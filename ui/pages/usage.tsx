@@ -20,6 +20,11 @@ interface Usage { data: UsageRow[] }
 
 const RANGES = { "1h": ["hour", 3600], "24h": ["hour", 3600], "7d": ["hour", 3600], "30d": ["day", 86400] } as const;
 const BY = ["model", "key", "upstream", "route"] as const;
+const SHARE: [number, number] = [0, 1];
+// Module-level, so a plot is drawn again only when its data change.
+const percent = (n: number) => pct(n);
+const money = (n: number) => cost(n);
+const count = (n: number) => (Number.isInteger(n) ? num(n) : "");
 const tokens = (r: UsageRow) => r.input_tokens + r.output_tokens + r.cache_read_tokens + r.cache_write_tokens;
 const groupName = (g: string | null) => g ?? "(none)";
 
@@ -91,8 +96,6 @@ export function Usage(_: { admin: boolean }) {
   if (!totals) return <p className="note">Loading…</p>;
   if (!totals.ok) return <Problem answer={totals} what="usage" />;
   const rows = totals.data.data;
-  const money = (n: number) => cost(n);
-  const count = (n: number) => num(n);
   return (
     <section>
       <div className="toolbar">
@@ -125,9 +128,9 @@ export function Usage(_: { admin: boolean }) {
               <Table caption={`Usage by ${by}, last ${range}`} rows={rows} rowKey={(r) => groupName(r.group)} columns={COLUMNS} />
               <h2>Requests by {by}</h2>
               <Plot label={`requests by ${by} over the last ${range}`} times={plots.requests.times} series={plots.requests.series} stacked unit={count} />
-              {plots.errorRate ? <Plot label="error rate" times={plots.requests.times} series={[plots.errorRate]} unit={(n) => pct(n)} /> : <p className="hint">The error rate appears once /v1/usage reports errors per bucket.</p>}
+              {plots.errorRate ? <Plot label="error rate" times={plots.requests.times} series={[plots.errorRate]} unit={percent} range={SHARE} /> : <p className="hint">The error rate appears once /v1/usage reports errors per bucket.</p>}
               <h2>Cache-read share of input</h2>
-              <Plot label="share of input tokens read from the prompt cache" times={plots.requests.times} series={[plots.share]} unit={(n) => pct(n)} />
+              <Plot label="share of input tokens read from the prompt cache" times={plots.requests.times} series={[plots.share]} unit={percent} range={SHARE} />
             </>
           ) : (
             <>
