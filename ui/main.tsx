@@ -57,7 +57,7 @@ function App() {
     const key = session.key();
     if (role === "checking" && key) void signIn(key).then((r) => ("role" in r ? setRole(r.role) : (session.clear(), setRole(undefined))));
   }, [role]);
-  if (role === "checking") return <p className="note">Checking the key…</p>;
+  if (role === "checking") return <p className="loading">Checking the key…</p>;
   if (!role) return <SignIn onSignedIn={setRole} />;
   const [title, Page] = PAGES[page];
   return (

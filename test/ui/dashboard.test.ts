@@ -147,14 +147,16 @@ describe("the dashboard", () => {
         await open(tab.page, "upstreams");
         await tab.page.getByRole("button", { name: "Test alpha" }).click();
         await tab.page.getByRole("status").filter({ hasText: "ok in" }).waitFor({ timeout: 30_000 });
+        await tab.page.screenshot({ path: join(SHOTS, "dashboard-upstreams.png"), fullPage: true });
         await open(tab.page, "routes");
         await tab.page.getByLabel("Model").fill("gpt-4o");
         await tab.page.getByRole("button", { name: "Explain" }).click();
         await expect(tab.page.getByLabel("Explanation").textContent()).resolves.toContain("alpha");
+        await tab.page.screenshot({ path: join(SHOTS, "dashboard-routes.png"), fullPage: true });
       }
-      for (const name of ["upstreams", "routes", "keys", "settings"] as const) {
+      for (const name of g.admin ? (["keys", "settings"] as const) : (["upstreams", "routes", "keys", "settings"] as const)) {
         await open(tab.page, name);
-        await tab.page.locator("table, .note, .empty").first().waitFor();
+        await tab.page.locator("main table, main .note, main .empty").first().waitFor();
         await tab.page.screenshot({ path: join(SHOTS, `dashboard-${name}.png`), fullPage: name !== "settings" });
       }
       onlyTheGateway(tab, g.url);
@@ -205,7 +207,7 @@ describe("the dashboard", () => {
       await tab.page.getByText(g.admin ? "Keys are for admin keys only" : "does not serve keys").waitFor();
       if (g.admin) await tab.page.getByText("read-only").waitFor();
       await open(tab.page, "upstreams");
-      await tab.page.locator("table, .note").first().waitFor();
+      await tab.page.locator("main table, main .note").first().waitFor();
       expect(await tab.page.getByRole("button", { name: /^Test / }).count()).toBe(0);
       expect(tab.errors()).toEqual([]);
     } finally {
@@ -223,7 +225,7 @@ describe("the dashboard", () => {
       await signIn(tab, g.url);
       for (const name of PAGES) {
         await open(tab.page, name);
-        await tab.page.locator("table, .note, .empty").first().waitFor();
+        await tab.page.locator("main table, main .note, main .empty").first().waitFor();
         expect({ name, overflows: await overflows(tab.page) }).toEqual({ name, overflows: false });
         if (name === "usage") await tab.page.screenshot({ path: join(SHOTS, "dashboard-usage-phone.png"), fullPage: true });
       }

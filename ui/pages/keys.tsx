@@ -42,7 +42,7 @@ export function Keys({ admin }: { admin: boolean }) {
   const load = useCallback(() => void call<{ data: Key[] }>("/admin/v1/keys").then(setAnswer), []);
   useEffect(load, [load]);
   if (!admin) return <p className="note" role="status">Keys are for admin keys only; this key reads usage.</p>;
-  if (!answer) return <p className="note">Loading…</p>;
+  if (!answer) return <p className="loading">Loading…</p>;
   if (!answer.ok) return <Problem answer={answer} what="keys" />;
   const act = async (path: string, init: RequestInit, what: string) => {
     setError(undefined);

@@ -18,7 +18,7 @@ export function Routes(_: { admin: boolean }) {
   const [endpoint, setEndpoint] = useState("/v1/chat/completions");
   const [explained, setExplained] = useState<Answer<{ explanation: string }>>();
   useEffect(() => void call<{ data: Route[] }>("/admin/v1/routes").then(setAnswer), []);
-  if (!answer) return <p className="note">Loading…</p>;
+  if (!answer) return <p className="loading">Loading…</p>;
   if (!answer.ok) return <Problem answer={answer} what="routes" />;
   const routes = answer.data.data;
   return (

@@ -8,7 +8,7 @@ export function Settings(_: { admin: boolean }) {
   const [answer, setAnswer] = useState<Answer<{ data: Setting[] }>>();
   const [all, setAll] = useState(false);
   useEffect(() => void call<{ data: Setting[] }>("/admin/v1/config").then(setAnswer), []);
-  if (!answer) return <p className="note">Loading…</p>;
+  if (!answer) return <p className="loading">Loading…</p>;
   if (!answer.ok) return <Problem answer={answer} what="the configuration" />;
   if (answer.data.data.length === 0) return <Empty><p>The gateway reported no settings. <code>parley config show</code> prints them from the command line.</p></Empty>;
   const rows = answer.data.data.filter((s) => all || s.value !== null);

@@ -18,7 +18,7 @@ export function Upstreams({ admin }: { admin: boolean }) {
   const [answer, setAnswer] = useState<Answer<{ data: Upstream[] }>>();
   const [tests, setTests] = useState<Record<string, Tested | "running">>({});
   useEffect(() => void call<{ data: Upstream[] }>("/admin/v1/upstreams").then(setAnswer), []);
-  if (!answer) return <p className="note">Loading…</p>;
+  if (!answer) return <p className="loading">Loading…</p>;
   if (!answer.ok) return <Problem answer={answer} what="upstreams" />;
   if (answer.data.data.length === 0) return <Empty><p>No upstream is configured. Set <code>ALPHA_BASE_URL</code> or add one to <code>upstreams.toml</code> (docs/upstreams.md).</p></Empty>;
   const test = async (name: string) => {

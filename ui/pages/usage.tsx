@@ -93,7 +93,7 @@ export function Usage(_: { admin: boolean }) {
     const errorRate: Series = { label: "error rate", values: hasErrors ? all((r) => r.errors ?? 0).map((e, i) => (req[i] ? e / req[i]! : null)) : [] };
     return { spend, requests, share, errorRate: hasErrors ? errorRate : undefined };
   }, [buckets, metric, range, since]);
-  if (!totals) return <p className="note">Loading…</p>;
+  if (!totals) return <p className="loading">Loading…</p>;
   if (!totals.ok) return <Problem answer={totals} what="usage" />;
   const rows = totals.data.data;
   return (
