@@ -114,7 +114,8 @@ export function createChat({ config, upstreams, log, attachFiles }: ChatDeps) {
         const error = (e: GatewayError) => output.streamEncoder(requested, asked.forEncoder()).error(e);
         return relayNative(reply, output, provider.label, error, onBreak, call.onDone && done);
       }
-      const request = asked.request;
+      // The route's `prompt_cache = "off"`: no breakpoints added for this target.
+      const request = target.promptCache === "off" && asked.request.autoCache ? { ...asked.request, autoCache: false } : asked.request;
       if (request.needsNative) throw invalidRequest(`${request.needsNative.reason} The upstream '${upstream.name}' is of kind ${upstream.kind}.`, `${request.needsNative.field}: not supported on a converted route`);
       if (!request.stream) {
         const reply = await firstByte(provider.complete(request, target.model, signal), upstream.timeoutMs, provider.label);

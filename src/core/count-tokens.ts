@@ -52,8 +52,9 @@ export function createTokenCounter(config: Pick<CoreOptions, "defaultModel" | "m
       // Routed nowhere (an unknown model): that 404 stands; any failure after it, the estimate answers.
       let routed = false;
       try {
+        // A count is no turn of a session: it neither follows one nor moves it (`session: null`).
         const counted = await loop<{ tokens: number; headers?: Record<string, string> }>({
-          requested, facts: { request, headers, key, endpoint }, signal, answer, observe: (o) => {
+          requested, facts: { request, headers, key, endpoint, session: null }, signal, answer, observe: (o) => {
             routed = o.provider !== "-";
             observe?.(o);
           },

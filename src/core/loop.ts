@@ -2,6 +2,7 @@ import { GatewayError } from "../errors.ts";
 import type { Upstream } from "../providers/kind.ts";
 import type { Provider } from "../providers/provider.ts";
 import { loadTokenizer, tokenizerLoaded } from "../routing/estimate.ts";
+import { DEFAULT_AFFINITY_TTL_S, keepsSessions, placeKey, sessionOf, sessionOrder, settle, type Affinity, type Sessions } from "../routing/affinity.ts";
 import type { Live } from "../routing/live.ts";
 import { ordered, type Route, type Target } from "../routing/routes.ts";
 import type { Facts } from "../routing/when.ts";
@@ -18,6 +19,8 @@ export interface Observed {
   /** That upstream charges nothing for its answers, whatever the model id. */
   free: boolean;
   route?: string;
+  /** The session the request named (contract 22), as sent, read only when asked: the usage record keeps it hashed. */
+  session?: () => string | undefined;
 }
 
 /** A call after a failed one, as a client that asked for progress is told of it. */
@@ -70,7 +73,7 @@ interface Try {
  * x-parley-* headers, and `observe` is told once, at the end, where the request went.
  */
 export function createLoop({ modelFallbacks, upstreams }: LoopOptions) {
-  const { cooldowns } = upstreams;
+  const { cooldowns, sessions } = upstreams;
   return async function run<T extends { headers?: Record<string, string> }>(call: LoopCall<T>): Promise<Routed<T>> {
     const { providers, router, byName } = upstreams.current();
     const { requested, facts, signal } = call;
@@ -82,7 +85,12 @@ export function createLoop({ modelFallbacks, upstreams }: LoopOptions) {
       // Routed once, before the first call; the fallbacks are routed with the same facts.
       if (router.countsTokens && !tokenizerLoaded()) await loadTokenizer();
       const route = router(requested, facts);
-      const targets = ordered(route, cooldowns.cooling);
+      // A session on a route of several targets goes where it went before (contract 22); nothing is read for any other.
+      const session = keepsSessions(route) ? sessionOf(facts) : undefined;
+      let placing = session === undefined ? undefined : placeOf(sessions, session, route);
+      if (placing instanceof Promise) placing = await placing;
+      const affinity = placing;
+      const targets = affinity ? sessionOrder(route, affinity, cooldowns.cooling) : ordered(route, cooldowns.cooling);
       // Most calls succeed at once: what the retries need is made only after a failure.
       let rest: Iterator<Try> | undefined;
       let count: (() => number) | undefined;
@@ -109,6 +117,8 @@ export function createLoop({ modelFallbacks, upstreams }: LoopOptions) {
           cooldowns.succeeded(target.upstream);
           const headers: Record<string, string> = { "x-parley-model": target.model, "x-parley-upstream": target.upstream, "x-parley-attempts": String(attempts) };
           if (turn.route.name) headers["x-parley-route"] = turn.route.name;
+          // MODEL_FALLBACKS are never sticky: only the session's own route's targets place it.
+          if (affinity && turn.route === route) headers["x-parley-session-target"] = settle(sessions, affinity, target.upstream);
           outcome.headers = headers;
           return outcome as Routed<T>;
         } catch (error) {
@@ -143,6 +153,7 @@ export function createLoop({ modelFallbacks, upstreams }: LoopOptions) {
       if (call.observe) {
         const observed: Observed = { model: requested, provider: tried?.target.upstream ?? "-", upstream_ms: since === undefined ? undefined : Math.round(performance.now() - since), attempts, free };
         if (tried?.route.name) observed.route = tried.route.name;
+        if (facts) observed.session = () => sessionOf(facts);
         call.observe(observed);
       }
     }
@@ -150,6 +161,14 @@ export function createLoop({ modelFallbacks, upstreams }: LoopOptions) {
 }
 
 export type Loop = ReturnType<typeof createLoop>;
+
+/** Where a session is on its route: a Map read, or a Redis round trip with REDIS_URL (no promise without). */
+function placeOf(sessions: Sessions, session: string, route: Route): Affinity | Promise<Affinity> {
+  const place = placeKey(session, route);
+  const ttlS = route.affinityTtlS ?? DEFAULT_AFFINITY_TTL_S;
+  const on = sessions.on(place, ttlS);
+  return on instanceof Promise ? on.then((upstream) => ({ place, ttlS, on: upstream })) : { place, ttlS, on };
+}
 
 /** The error, when another call may succeed; thrown again when not (or when the client left). */
 function retryable(error: unknown, signal: AbortSignal): GatewayError {

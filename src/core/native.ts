@@ -27,7 +27,7 @@ export function relayNative(
   onBreak: (error: GatewayError) => void,
   onEnd?: (usage: Usage | undefined) => void,
 ) {
-  const ending = { last: output.lastEvent, names: output.endEvents, error, write: output.writeEvents };
+  const ending = { last: output.lastEvent, names: output.endEvents, error, write: output.writeEvents, failed: output.failedEvent };
   const end = onEnd && ((tail: string) => onEnd(withInput(output.usageIn?.(tail), reply.input?.())));
   return { kind: "stream" as const, body: guardStream(reply.chunks, reply.first, ending, reply.failure, () => incomplete(label), onBreak, end), contentType: reply.contentType };
 }

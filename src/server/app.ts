@@ -33,8 +33,10 @@ import { health } from "./endpoints/health.ts";
 import { ui } from "./endpoints/ui.ts";
 import { messages } from "./endpoints/messages.ts";
 import { metrics } from "./endpoints/metrics.ts";
+import { onFirstDrop } from "../providers/dropped-betas.ts";
+import { sealKeyIn } from "../lib/seal.ts";
 import { modelEndpoints } from "./endpoints/models.ts";
-import { responses } from "./endpoints/responses.ts";
+import { responses, responsesCompact, responsesWebSocket } from "./endpoints/responses.ts";
 import { root } from "./endpoints/root.ts";
 import { usage as usageEndpoint } from "./endpoints/usage.ts";
 
@@ -47,7 +49,7 @@ export interface AppOptions {
 
 const EXPOSED = [
   REQUEST_ID, "request-id", "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "retry-after", COST_HEADER,
-  "x-parley-model", "x-parley-upstream", "x-parley-route", "x-parley-attempts", "x-parley-dropped-tools", "x-parley-token-count",
+  "x-parley-model", "x-parley-upstream", "x-parley-route", "x-parley-session-target", "x-parley-attempts", "x-parley-dropped-tools", "x-parley-token-count",
 ];
 
 /** Room for a multipart upload's framing and other fields around a file of MAX_UPLOAD_BYTES. */
@@ -75,11 +77,13 @@ export function createApp({ config, log, accessLog }: AppOptions) {
   const declared = (d: Declared) => (cassettes ? cassettes.upstreams(d) : d);
   let upstreams: ReturnType<typeof createLive> | undefined;
   const discovery = createDiscovery({ config, database: db, log, upstreams: () => upstreams!.current().declared.upstreams });
-  upstreams = createLive(declared(config.upstreams), { modelAliases: config.modelAliases, modelRoutes: config.modelRoutes, cooldownS: config.upstreamCooldownS }, discovery);
+  upstreams = createLive(declared(config.upstreams), { modelAliases: config.modelAliases, modelRoutes: config.modelRoutes, cooldownS: config.upstreamCooldownS, ...(redis ? { redis } : {}) }, discovery);
   void discovery.start();
   const chat = createChat({ config, log, upstreams, attachFiles });
+  sealKeyIn(config.dataDir);
+  onFirstDrop((upstream, beta) => log.warn(`anthropic-beta '${beta}' is not passed on to '${upstream}', which does not take it (its anthropic_betas setting, or parley's table of Bedrock's betas); counted in parley_betas_dropped_total.`));
   const endpoints: Endpoint[] = [
-    chatCompletions, messages, responses, completions, embeddings(createEmbeddings({ config, upstreams })),
+    chatCompletions, messages, responses, responsesCompact, responsesWebSocket, completions, embeddings(createEmbeddings({ config, upstreams })),
     ...bedrock({ guard, credentials: config.ingressAwsCredentials, mainKey: config.apiKey, control: createControlPlane(upstreams, discovery) }),
     ...docs(() => endpoints),
     ...(config.ui ? ui() : []),

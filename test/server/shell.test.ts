@@ -22,7 +22,7 @@ describe("authentication on every /v1 route", () => {
   for (const route of protectedRoutes) {
     const path = route.path.replace(/:[^/]+/g, "file-abcdefghijklmnopqrstuvwx");
     // Each endpoint answers in its vendor's dialect (contract 9): OpenAI calls a bad key an invalid request.
-    const type = ["/v1/responses", "/v1/embeddings", "/v1/completions"].includes(path) ? "invalid_request_error" : "authentication_error";
+    const type = ["/v1/responses", "/v1/responses/compact", "/v1/embeddings", "/v1/completions"].includes(path) ? "invalid_request_error" : "authentication_error";
     test(`${route.method} ${route.path} without a key: 401`, async () => {
       await expectEnvelope(await call(path, { method: route.method, key: null }), 401, type);
     });

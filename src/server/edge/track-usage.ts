@@ -4,7 +4,7 @@ import { uncachedInput, type Usage } from "../../ir.ts";
 import type { Principal } from "../auth.ts";
 import type { RequestLog } from "../request-log.ts";
 import { costOf, FREE, type Tokens } from "../../usage/prices.ts";
-import type { UsageRecord } from "../../usage/recorder.ts";
+import { hashSession, type UsageRecord } from "../../usage/recorder.ts";
 import type { UsageService } from "../../usage/service.ts";
 
 /** What a chat route knows about its request. */
@@ -81,7 +81,7 @@ export function trackUsage(service: UsageService | undefined, { log, request, pr
         cache_read_tokens: tokens ? tokens.cacheRead : null, cache_write_tokens: tokens ? tokens.cacheWrite : null,
         cost_usd: cost, status, outcome, latency_ms: latency,
         ttft_ms: stream ? Math.round(observed.at - start) : null, attempts: observed.attempts, tag: tagOf(request),
-        route: observed.route ?? null,
+        route: observed.route ?? null, session: sessionIn(observed),
       });
     });
   }
@@ -100,6 +100,7 @@ export function trackUsage(service: UsageService | undefined, { log, request, pr
     }
     if (cost) cells.cost.value += cost;
     if (!observed) return;
+    if (tokens && (tokens.cacheRead || tokens.cacheWrite)) m.cache(provider, observed.route ?? "", tokens.cacheRead, tokens.cacheWrite);
     if (observed.attempts > 1) cells.retries.value += observed.attempts - 1;
     if (observed.upstream_ms !== undefined) {
       cells.firstByte.observe(observed.upstream_ms / 1000);
@@ -126,11 +127,17 @@ export function trackUsage(service: UsageService | undefined, { log, request, pr
   };
 }
 
+/** The request's session, hashed: read only now that a record is written. */
+function sessionIn(observed: Observed): string | null {
+  const session = observed.session?.();
+  return session === undefined ? null : hashSession(session);
+}
+
 /** Tokens as billed: the record keeps the input without the cache, and the cache's reads and writes beside it. */
 const billed = ({ input, output }: Usage): Tokens => ({ input: uncachedInput(input), output, cacheRead: input.cacheRead, cacheWrite: input.cacheWrite });
 
-/** The client's tag for a conversation: `x-parley-tag`, else Claude Code's session id. */
+/** The client's tag: `x-parley-tag` alone (a session id is kept hashed, as the session: contract 22). */
 function tagOf(request: Request): string | null {
-  const tag = request.headers.get("x-parley-tag") ?? request.headers.get("x-claude-code-session-id");
+  const tag = request.headers.get("x-parley-tag");
   return tag ? tag.slice(0, 128) : null;
 }
