@@ -154,7 +154,7 @@ describe("the dashboard", () => {
         await expect(tab.page.getByLabel("Explanation").textContent()).resolves.toContain("alpha");
         await tab.page.screenshot({ path: join(SHOTS, "dashboard-routes.png"), fullPage: true });
       }
-      for (const name of g.admin ? (["keys", "settings"] as const) : (["upstreams", "routes", "keys", "settings"] as const)) {
+      for (const name of g.admin ? (["settings"] as const) : (["upstreams", "routes", "keys", "settings"] as const)) {
         await open(tab.page, name);
         await tab.page.locator("main table, main .note, main .empty").first().waitFor();
         await tab.page.screenshot({ path: join(SHOTS, `dashboard-${name}.png`), fullPage: name !== "settings" });
@@ -167,7 +167,7 @@ describe("the dashboard", () => {
     }
   });
 
-  test("a key is created (its secret shown once) and revoked from the Keys page", async () => {
+  test("a key is created (its secret shown once), edited, rotated and revoked from the Keys page", async () => {
     const g = await gateway();
     const tab = await watch(context, g.expected);
     try {
@@ -185,10 +185,30 @@ describe("the dashboard", () => {
       expect((await fetch(`${g.url}/v1/models`, { headers: { authorization: `Bearer ${secret}` } })).status).toBe(200);
       await tab.page.getByRole("button", { name: "Done" }).click();
       expect(await tab.page.getByTestId("secret").count()).toBe(0);
+
+      // Edited: a budget and a rate limit, as the API then reads them.
+      await tab.page.getByRole("button", { name: "Edit laptop" }).click();
+      const form = tab.page.getByRole("form", { name: "Edit laptop" });
+      await form.getByLabel("Budget", { exact: true }).fill("5");
+      await form.getByLabel("Requests per minute").fill("60");
+      await form.getByRole("button", { name: "Save" }).click();
+      await tab.page.getByRole("cell", { name: "$5.00 / day" }).waitFor();
+      await tab.page.getByRole("cell", { name: "$0.00", exact: true }).waitFor();
+      await tab.page.screenshot({ path: join(SHOTS, "dashboard-keys.png") });
+      const listed = (await (await fetch(`${g.url}/admin/v1/keys`, { headers: { authorization: `Bearer ${TEST_KEY}` } })).json()) as { data: Record<string, any>[] };
+      expect(listed.data.find((k) => k.name === "laptop")).toMatchObject({ budget: { usd: 5, period: "day" }, rpm: 60 });
+
+      // Rotated: the new secret is shown once and works; the old one stops.
+      await tab.page.getByRole("button", { name: "Rotate laptop" }).click();
+      const rotated = (await tab.page.getByTestId("secret").textContent())!;
+      expect(rotated).not.toBe(secret);
+      expect((await fetch(`${g.url}/v1/models`, { headers: { authorization: `Bearer ${rotated}` } })).status).toBe(200);
+      expect((await fetch(`${g.url}/v1/models`, { headers: { authorization: `Bearer ${secret}` } })).status).toBe(401);
+      await tab.page.getByRole("button", { name: "Done" }).click();
       tab.page.once("dialog", (d) => void d.accept());
       await tab.page.getByRole("button", { name: "Revoke laptop" }).click();
       await tab.page.getByRole("button", { name: "Revoke laptop" }).waitFor({ state: "detached" });
-      expect((await fetch(`${g.url}/v1/models`, { headers: { authorization: `Bearer ${secret}` } })).status).toBe(401);
+      expect((await fetch(`${g.url}/v1/models`, { headers: { authorization: `Bearer ${rotated}` } })).status).toBe(401);
       onlyTheGateway(tab, g.url);
       expect(tab.errors()).toEqual([]);
     } finally {

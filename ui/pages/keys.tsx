@@ -2,6 +2,7 @@ import { useCallback, useEffect, useState } from "react";
 import { call, type Answer } from "../api.ts";
 import { cost, num, when } from "../format.ts";
 import { Empty, Problem, Table } from "../ui.tsx";
+import { KeyForm } from "./key-form.tsx";
 
 interface Key {
   id: string | null;
@@ -9,15 +10,15 @@ interface Key {
   source?: string;
   prefix?: string;
   scopes: string[];
+  models?: string[] | null;
+  rpm?: number | null;
   disabled?: boolean;
   revoked_at?: number | null;
   budget?: { usd?: number; tokens?: number; period: string } | null;
-  spend?: { usd?: number; tokens?: number } | null;
+  spend?: { unit: "usd" | "tokens"; used: number; reserved: number; limit: number } | null;
   last_used_at?: number | null;
   created_at?: number;
 }
-
-const SCOPES = ["chat", "models", "files:read", "files:write", "usage", "admin"];
 
 function Secret({ name, secret, onClose }: { name: string; secret: string; onClose: () => void }) {
   const [copied, setCopied] = useState(false);
@@ -36,8 +37,7 @@ function Secret({ name, secret, onClose }: { name: string; secret: string; onClo
 export function Keys({ admin }: { admin: boolean }) {
   const [answer, setAnswer] = useState<Answer<{ data: Key[] }>>();
   const [secret, setSecret] = useState<{ name: string; secret: string }>();
-  const [name, setName] = useState("");
-  const [scopes, setScopes] = useState(["chat", "models"]);
+  const [editing, setEditing] = useState<Key>();
   const [error, setError] = useState<string>();
   const load = useCallback(() => void call<{ data: Key[] }>("/admin/v1/keys").then(setAnswer), []);
   useEffect(load, [load]);
@@ -55,26 +55,14 @@ export function Keys({ admin }: { admin: boolean }) {
   return (
     <section>
       {secret && <Secret {...secret} onClose={() => setSecret(undefined)} />}
-      <form
-        className="toolbar"
-        onSubmit={async (e) => {
-          e.preventDefault();
-          await act("/admin/v1/keys", { method: "POST", body: JSON.stringify({ name: name.trim(), scopes }) }, "Create");
-          setName("");
-        }}
-      >
-        <label htmlFor="key-name">New key's name</label>
-        <input id="key-name" value={name} onChange={(e) => setName(e.target.value)} pattern="[A-Za-z0-9._\-]{1,64}" required />
-        <fieldset>
-          <legend>Scopes</legend>
-          {SCOPES.map((s) => (
-            <label key={s}>
-              <input type="checkbox" checked={scopes.includes(s)} onChange={(e) => setScopes(e.target.checked ? [...scopes, s] : scopes.filter((x) => x !== s))} /> {s}
-            </label>
-          ))}
-        </fieldset>
-        <button type="submit">Create key</button>
-      </form>
+      {editing ? (
+        <KeyForm key={editing.id} start={editing} naming={false} cancel={() => setEditing(undefined)} submit={async (fields) => {
+          await act(`/admin/v1/keys/${editing.id}`, { method: "PATCH", body: JSON.stringify(fields) }, "Save");
+          setEditing(undefined);
+        }} />
+      ) : (
+        <KeyForm start={{ scopes: ["chat", "models"] }} naming submit={(fields) => act("/admin/v1/keys", { method: "POST", body: JSON.stringify(fields) }, "Create")} />
+      )}
       {error && <p className="error" role="alert">{error}</p>}
       {keys.length === 0 ? (
         <Empty><p>No keys yet. Create one above, or with <code>parley keys create NAME</code>.</p></Empty>
@@ -83,12 +71,13 @@ export function Keys({ admin }: { admin: boolean }) {
           { label: "Name", value: (k) => <><strong>{k.name}</strong>{k.prefix && <><br /><small><code>{k.prefix}…</code></small></>}</> },
           { label: "Scopes", value: (k) => k.scopes.join(", ") },
           { label: "Budget", value: (k) => (k.budget ? `${k.budget.usd !== undefined ? cost(k.budget.usd) : `${num(k.budget.tokens)} tokens`} / ${k.budget.period}` : "–") },
-          { label: "Spent", value: (k) => (k.spend ? (k.spend.usd !== undefined ? cost(k.spend.usd) : `${num(k.spend.tokens)} tokens`) : "–"), numeric: true },
+          { label: "Spent", value: (k) => (k.spend ? (k.spend.unit === "usd" ? cost(k.spend.used) : `${num(k.spend.used)} tokens`) : "–"), numeric: true },
           { label: "Last used", value: (k) => when(k.last_used_at) },
           {
             label: "Actions",
             value: (k) => k.source === "env" || !k.id ? <small>set in the environment</small> : (
               <span className="actions">
+                <button type="button" aria-label={`Edit ${k.name}`} onClick={() => setEditing(k)}>Edit</button>
                 <button type="button" aria-label={`${k.disabled ? "Enable" : "Disable"} ${k.name}`} onClick={() => act(`/admin/v1/keys/${k.id}`, { method: "PATCH", body: JSON.stringify({ disabled: !k.disabled }) }, "Update")}>{k.disabled ? "Enable" : "Disable"}</button>
                 <button type="button" aria-label={`Rotate ${k.name}`} onClick={() => act(`/admin/v1/keys/${k.id}/rotate`, { method: "POST", body: "{}" }, "Rotate")}>Rotate</button>
                 <button type="button" className="danger" aria-label={`Revoke ${k.name}`} onClick={() => confirm(`Revoke ${k.name}? Its secret stops working at once.`) && act(`/admin/v1/keys/${k.id}`, { method: "DELETE" }, "Revoke")}>Revoke</button>
