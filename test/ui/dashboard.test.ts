@@ -236,13 +236,15 @@ describe("the dashboard", () => {
     }
   });
 
-  test("every page fits 390x844 without a horizontal scroll bar", async () => {
+  test("every page fits 390x844 without a horizontal scroll bar, in the system's dark scheme", async () => {
     const g = await gateway();
     expect((await g.chat("gpt-4o")).status).toBe(200);
     const tab = await watch(context, g.expected);
     try {
       await tab.page.setViewportSize({ width: 390, height: 844 });
+      await tab.page.emulateMedia({ colorScheme: "dark" });
       await signIn(tab, g.url);
+      expect(await tab.page.evaluate(() => getComputedStyle(document.body).backgroundColor)).toBe("rgb(13, 17, 23)");
       for (const name of PAGES) {
         await open(tab.page, name);
         await tab.page.locator("main table, main .note, main .empty").first().waitFor();

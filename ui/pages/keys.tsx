@@ -27,7 +27,7 @@ function Secret({ name, secret, onClose }: { name: string; secret: string; onClo
       <p><strong>The secret of {name}</strong>: shown this once. Copy it now.</p>
       <code className="secret-value" data-testid="secret">{secret}</code>
       <div className="toolbar">
-        <button type="button" onClick={() => navigator.clipboard?.writeText(secret).then(() => setCopied(true), () => setCopied(false))}>{copied ? "Copied" : "Copy"}</button>
+        <button type="button" autoFocus onClick={() => navigator.clipboard?.writeText(secret).then(() => setCopied(true), () => setCopied(false))}>{copied ? "Copied" : "Copy"}</button>
         <button type="button" onClick={onClose}>Done</button>
       </div>
     </div>
