@@ -38,6 +38,14 @@ const COLUMNS: Column<UsageRow>[] = [
   { label: "Cost", value: (r) => cost(r.cost_usd), numeric: true },
 ];
 
+const REQUEST_COLUMNS: Column<UsageRow>[] = [COLUMNS[0]!, COLUMNS[1]!];
+const CACHE_COLUMNS: Column<UsageRow>[] = [
+  COLUMNS[0]!,
+  { label: "Input (all)", value: (r) => num(r.input_tokens + r.cache_read_tokens + r.cache_write_tokens), numeric: true },
+  COLUMNS[4]!,
+  { label: "Cache-read share", value: (r) => pct(r.cache_read_tokens / (r.input_tokens + r.cache_read_tokens + r.cache_write_tokens || 1)), numeric: true },
+];
+
 function csv(rows: UsageRow[]): string {
   const head = ["bucket_start", "group", "requests", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_usd"];
   const cell = (v: unknown) => (v === null || v === undefined ? "" : /[",\n]/.test(String(v)) ? `"${String(v).replace(/"/g, '""')}"` : String(v));
@@ -129,8 +137,10 @@ export function Usage(_: { admin: boolean }) {
               <h2>Requests by {by}</h2>
               <Plot label={`requests by ${by} over the last ${range}`} times={plots.requests.times} series={plots.requests.series} stacked unit={count} />
               {plots.errorRate ? <Plot label="error rate" times={plots.requests.times} series={[plots.errorRate]} unit={percent} range={SHARE} /> : <p className="hint">The error rate appears once /v1/usage reports errors per bucket.</p>}
+              <Table caption={`Requests by ${by}, last ${range}`} rows={rows} rowKey={(r) => groupName(r.group)} columns={REQUEST_COLUMNS} />
               <h2>Cache-read share of input</h2>
               <Plot label="share of input tokens read from the prompt cache" times={plots.requests.times} series={[plots.share]} unit={percent} range={SHARE} />
+              <Table caption={`Cache reads by ${by}, last ${range}`} rows={rows} rowKey={(r) => groupName(r.group)} columns={CACHE_COLUMNS} />
             </>
           ) : (
             <>
