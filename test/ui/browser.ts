@@ -17,6 +17,8 @@ export async function startBrowser(): Promise<{ context: BrowserContext; close: 
       "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
     ],
   });
+  // A busy machine (the whole suite, other work) slows the browser: wait for what a page shows with a generous deadline.
+  context.setDefaultTimeout(90_000);
   return { context, close: async () => (await context.close(), rmSync(profile, { recursive: true, force: true })) };
 }
 

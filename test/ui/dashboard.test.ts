@@ -18,10 +18,15 @@ mkdirSync(SHOTS, { recursive: true });
 
 let browser: Awaited<ReturnType<typeof startBrowser>>;
 let context: BrowserContext;
+const BROWSER_TEST_MS = 240_000;
 beforeAll(async () => {
   browser = await startBrowser();
   context = browser.context;
-});
+  // The first request for the script bundles ui/ (from source): once per process, before any page waits on it.
+  const warm = await gateway();
+  expect((await fetch(`${warm.url}/ui/app.js`)).status).toBe(200);
+  await warm.stop();
+}, BROWSER_TEST_MS);
 afterAll(() => browser?.close());
 
 async function gateway() {
@@ -97,7 +102,7 @@ describe("the dashboard", () => {
       await tab.page.close();
       await g.stop();
     }
-  });
+  }, BROWSER_TEST_MS);
 
   test("with traffic: live rows arrive, the plots are drawn and the tables agree with /v1/usage", async () => {
     const g = await gateway();
@@ -165,7 +170,7 @@ describe("the dashboard", () => {
       await tab.page.close();
       await g.stop();
     }
-  });
+  }, BROWSER_TEST_MS);
 
   test("a key is created (its secret shown once), edited, rotated and revoked from the Keys page", async () => {
     const g = await gateway();
@@ -215,7 +220,7 @@ describe("the dashboard", () => {
       await tab.page.close();
       await g.stop();
     }
-  });
+  }, BROWSER_TEST_MS);
 
   test("a key with only the usage scope reads, and may not act", async () => {
     const g = await gateway();
@@ -234,7 +239,7 @@ describe("the dashboard", () => {
       await tab.page.close();
       await g.stop();
     }
-  });
+  }, BROWSER_TEST_MS);
 
   test("every page fits 390x844 without a horizontal scroll bar, in the system's dark scheme", async () => {
     const g = await gateway();
@@ -256,5 +261,5 @@ describe("the dashboard", () => {
       await tab.page.close();
       await g.stop();
     }
-  });
+  }, BROWSER_TEST_MS);
 });

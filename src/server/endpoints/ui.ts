@@ -25,9 +25,11 @@ const PAGE = `<!DOCTYPE html>
  * the key it is signed in with. The page and its assets are open (they hold no data); every call
  * they make carries the key.
  */
+// Once per process: every app a process makes (tests make many; a reload makes one) shares the bundle.
+let assets: Promise<UiAssets> | undefined;
+const load = () => (assets ??= uiAssets().catch((error) => ((assets = undefined), Promise.reject(error))));
+
 export function ui(): PlainEndpoint[] {
-  let assets: Promise<UiAssets> | undefined;
-  const load = () => (assets ??= uiAssets().catch((error) => ((assets = undefined), Promise.reject(error))));
   const reply = (body: string, type: string) => new Response(body, { headers: { "content-type": `${type}; charset=utf-8`, "content-security-policy": CSP, "cache-control": "no-cache", "x-content-type-options": "nosniff" } });
   const page = (path: string, answer: () => unknown): PlainEndpoint => ({ kind: "plain", method: "GET", path, errors: "parley", unlisted: true, answer });
   return [
