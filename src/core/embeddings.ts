@@ -40,7 +40,7 @@ export function createEmbeddings({ config, upstreams }: Pick<ChatDeps, "config" 
       return { kind: "json", body: encodeEmbeddings(result, requested, request.encoding) };
     };
 
-    return (await loop<Answer>({ requested, facts: { ...call.caller }, signal: call.signal, observe: call.observe, answer })) as ChatOutcome;
+    return (await loop<Answer>({ requested, facts: { ...call.caller }, signal: call.signal, access: call.access, observe: call.observe, answer })) as ChatOutcome;
   };
 }
 

@@ -6,6 +6,7 @@ import { DEFAULT_AFFINITY_TTL_S, keepsSessions, placeKey, sessionOf, sessionOrde
 import type { Live } from "../routing/live.ts";
 import { ordered, type Route, type Target } from "../routing/routes.ts";
 import type { Facts } from "../routing/when.ts";
+import type { Access } from "./access.ts";
 import { backoff, pause, waitsTooLong } from "./backoff.ts";
 
 /** Where a request went, as the request log and the usage record want it. */
@@ -44,6 +45,8 @@ export interface LoopCall<T> {
   observe?: (info: Observed) => void;
   /** Told before each call after a failed one (only clients that asked for progress pass it). */
   onRetry?: (retry: Retry) => void;
+  /** What the request's key may reach (absent: everything), and its budget's hold. */
+  access?: Access;
   /** Before each call is counted (chat attaches the files it names, once). */
   prepare?: () => Promise<void>;
   /** One call to one target; a retryable GatewayError sends the request on to the next. */
@@ -76,7 +79,7 @@ export function createLoop({ modelFallbacks, upstreams }: LoopOptions) {
   const { cooldowns, sessions } = upstreams;
   return async function run<T extends { headers?: Record<string, string> }>(call: LoopCall<T>): Promise<Routed<T>> {
     const { providers, router, byName } = upstreams.current();
-    const { requested, facts, signal } = call;
+    const { requested, facts, signal, access } = call;
     let attempts = 0;
     let since: number | undefined;
     let tried: Try | undefined;
@@ -84,13 +87,17 @@ export function createLoop({ modelFallbacks, upstreams }: LoopOptions) {
     try {
       // Routed once, before the first call; the fallbacks are routed with the same facts.
       if (router.countsTokens && !tokenizerLoaded()) await loadTokenizer();
+      const refused = access?.refuse(requested);
+      if (refused) throw refused;
       const route = router(requested, facts);
       // A session on a route of several targets goes where it went before (contract 22); nothing is read for any other.
       const session = keepsSessions(route) ? sessionOf(facts) : undefined;
       let placing = session === undefined ? undefined : placeOf(sessions, session, route);
       if (placing instanceof Promise) placing = await placing;
       const affinity = placing;
-      const targets = affinity ? sessionOrder(route, affinity, cooldowns.cooling) : ordered(route, cooldowns.cooling);
+      const inOrder = affinity ? sessionOrder(route, affinity, cooldowns.cooling) : ordered(route, cooldowns.cooling);
+      const targets = access ? permitted(access, requested, route, inOrder) : inOrder;
+      if (access?.reserve) await access.reserve(targets[0]!.model, facts);
       // Most calls succeed at once: what the retries need is made only after a failure.
       let rest: Iterator<Try> | undefined;
       let count: (() => number) | undefined;
@@ -128,7 +135,7 @@ export function createLoop({ modelFallbacks, upstreams }: LoopOptions) {
         if (waitsTooLong(last)) (spent ??= new Set()).add(keyOf(turn));
         if (!rest) {
           const models = [requested, ...(modelFallbacks.get(requested) ?? [])];
-          const plan = planner(router, facts, byName, cooldowns.cooling);
+          const plan = planner(router, facts, byName, cooldowns.cooling, access);
           rest = tries(models, plan, { route, targets });
           count = () => countTries(models, plan, { route, targets });
         }
@@ -191,12 +198,23 @@ type Plan = (model: string, known?: { route: Route; targets: Target[] }) => { ro
  * A model's route and its targets in this request's order (the first model's are known already),
  * and how many retries its first target's upstream allows.
  */
-function planner(router: (model: string, facts?: Facts) => Route, facts: Facts | undefined, byName: ReadonlyMap<string, Upstream>, cooling: (upstream: string) => boolean): Plan {
+function planner(router: (model: string, facts?: Facts) => Route, facts: Facts | undefined, byName: ReadonlyMap<string, Upstream>, cooling: (upstream: string) => boolean, access: Access | undefined): Plan {
   return (model, known) => {
     const route = known?.route ?? router(model, facts);
-    const targets = known?.targets ?? ordered(route, cooling);
-    return { route, targets, retries: byName.get((known?.targets ?? route.targets)[0]!.upstream)?.retries ?? 0 };
+    const refused = known ? undefined : access?.refuse(model);
+    if (refused) throw refused;
+    const targets = known?.targets ?? (access ? permitted(access, model, route, ordered(route, cooling)) : ordered(route, cooling));
+    return { route, targets, retries: byName.get((known || access ? targets : route.targets)[0]!.upstream)?.retries ?? 0 };
   };
+}
+
+/** The targets the key may reach, in order; a 403 when the route, or every target, is not for it. */
+function permitted(access: Access, model: string, route: Route, targets: Target[]): Target[] {
+  const refused = route.name ? access.refuse(model, route.name) : undefined;
+  if (refused) throw refused;
+  const reachable = targets.filter((target) => access.reaches(target.upstream));
+  if (reachable.length === 0) throw access.unreachable(model, targets.map((target) => target.upstream));
+  return reachable;
 }
 
 /**

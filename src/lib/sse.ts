@@ -101,8 +101,11 @@ export function guardStream(
   failure: (error: unknown) => Error,
   incomplete: () => GatewayError,
   onBreak: (error: GatewayError) => void,
-  /** Given the text of the last events of a complete stream (its usage event, if it sent one). */
-  onEnd?: (tail: string) => void,
+  /**
+   * Given the text of the last events of a complete stream (its usage event, if it sent one); undefined
+   * when the client left before the end (what was held for the call is then released).
+   */
+  onEnd?: (tail: string | undefined) => void,
 ): ReadableStream<Uint8Array> {
   const names = ending.names;
   const tail = names ? lastEventTail() : ending.write ? byteTail() : chunkTail();
@@ -157,7 +160,7 @@ export function guardStream(
       gone = true;
       if (onEnd) {
         const text = tail.text();
-        if (complete(text)) onEnd(text);
+        onEnd(complete(text) ? text : undefined);
       }
       return source.cancel(reason).then(() => {});
     },

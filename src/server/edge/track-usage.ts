@@ -1,7 +1,7 @@
 import type { ChatCall, ChatOutcome } from "../../core/chat.ts";
 import { clip } from "../../log.ts";
 import { uncachedInput, type Usage } from "../../ir.ts";
-import type { Principal } from "../auth.ts";
+import type { Guard, Principal, RequestAccess } from "../auth.ts";
 import type { RequestLog } from "../request-log.ts";
 import { costOf, FREE, type Tokens } from "../../usage/prices.ts";
 import { hashSession, type UsageRecord } from "../../usage/recorder.ts";
@@ -13,6 +13,10 @@ export interface TrackContext {
   log?: RequestLog;
   request: Request;
   principal: Principal;
+  /** The key's restrictions and budget hold, settled when the call is over. */
+  access?: RequestAccess;
+  /** Tokens per minute, counted when the call is over. */
+  tpm?: Guard["tpm"];
 }
 
 type Observed = Parameters<NonNullable<ChatCall["observe"]>>[0];
@@ -31,7 +35,7 @@ export const COST_HEADER = "x-parley-cost-usd";
  * answer has been written (`later`). chat() calls `onDone` before `observe` for JSON and
  * after for a stream, so whichever of `onDone` and `answered` comes last finishes the record.
  */
-export function trackUsage(service: UsageService | undefined, { log, request, principal }: TrackContext, endpoint: string) {
+export function trackUsage(service: UsageService | undefined, { log, request, principal, access, tpm }: TrackContext, endpoint: string) {
   const time = Date.now();
   const start = performance.now();
   let observed: (Observed & { at: number }) | undefined;
@@ -56,8 +60,12 @@ export function trackUsage(service: UsageService | undefined, { log, request, pr
   };
 
   function finish(status: number): void {
-    if (!service || finished) return;
+    if (finished) return;
     finished = true;
+    if (!service) {
+      void access?.settle(observed?.model ?? "-", null);
+      return;
+    }
     const stream = answer?.stream ?? false;
     const outcome: UsageRecord["outcome"] = status === 499 ? "cancelled" : status !== 200 ? "error" : done?.ok === false ? (broken ? "broken" : "cancelled") : "ok";
     const provider = observed?.provider ?? null;
@@ -69,7 +77,11 @@ export function trackUsage(service: UsageService | undefined, { log, request, pr
     const price = observed?.free ? FREE : answered !== undefined ? service.prices(answered) : undefined;
     const cost = tokens ? costOf(price, tokens) : null;
     if (answer && !stream && cost !== null) answer.headers[COST_HEADER] = String(Math.round(cost * 1e10) / 1e10);
-    if (tokens && principal.budget) service.budgets?.spend(principal.label, principal.budget, tokens.input + tokens.output + tokens.cacheRead + tokens.cacheWrite, cost);
+    const all = tokens ? tokens.input + tokens.output + tokens.cacheRead + tokens.cacheWrite : 0;
+    if (tokens && principal.budget) service.budgets?.spend(principal.label, principal.budget, all, cost);
+    // A hold is settled with what the call cost (none: released), at the price the record uses.
+    if (access) void access.settle(model ?? "-", tokens ?? null, price)?.catch(() => undefined);
+    if (all > 0 && principal.key.tpm !== null) tpm?.add(principal.key, all);
     if (!service.metrics && !service.recorder) return;
     const latency = Math.round(performance.now() - start);
     service.later(() => {

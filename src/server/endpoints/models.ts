@@ -66,13 +66,20 @@ export function modelEndpoints(upstreams: Live, discovery: Discovery): PlainEndp
   return [
     {
       kind: "plain", method: "GET", path: "/v1/models", scope: "models", errors,
-      answer: ({ request, query }) => (isAnthropic(request) ? anthropicPage(anthropicModels(), query) : { object: "list", data: models() }),
+      answer({ request, query, principal }) {
+        // A key limited by `models` sees only those (contract 19).
+        const allows = principal?.key.allowsModel;
+        const only = <M extends { id: string }>(list: M[]) => (allows ? list.filter((m) => allows(m.id)) : list);
+        return isAnthropic(request) ? anthropicPage(only(anthropicModels()), query) : { object: "list", data: only(models()) };
+      },
       openapi: { summary: "List models", description: "OpenAI's list; Anthropic's (limit, after_id, before_id) when the request has anthropic-version.", tags: ["models"] },
     },
     {
       kind: "plain", method: "GET", path: "/v1/models/*", scope: "models", errors,
-      answer({ request, params }) {
-        const model = find(decoded(params[0]!));
+      answer({ request, params, principal }) {
+        const id = decoded(params[0]!);
+        if (principal?.key.allowsModel && !principal.key.allowsModel(id)) throw notFound(`No model has the id '${id.slice(0, 200)}' for this key.`);
+        const model = find(id);
         return isAnthropic(request) ? anthropicShape(model) : model;
       },
       openapi: { summary: "One model", tags: ["models"] },
