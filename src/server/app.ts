@@ -33,6 +33,7 @@ import { docs } from "./endpoints/docs.ts";
 import { embeddings } from "./endpoints/embeddings.ts";
 import { files as fileEndpoints } from "./endpoints/files.ts";
 import { health } from "./endpoints/health.ts";
+import { ui } from "./endpoints/ui.ts";
 import { messages } from "./endpoints/messages.ts";
 import { metrics } from "./endpoints/metrics.ts";
 import { onFirstDrop } from "../providers/dropped-betas.ts";
@@ -101,6 +102,7 @@ export function createApp({ config, log, accessLog, entries, telemetry = TELEMET
     chatCompletions, messages, responses, responsesCompact, responsesWebSocket, completions, embeddings(createEmbeddings({ config, upstreams })),
     ...bedrock({ guard, credentials: config.ingressAwsCredentials, mainKey: config.apiKey, control: createControlPlane(upstreams, discovery) }),
     ...docs(() => endpoints),
+    ...(config.ui ? ui() : []),
     ...health(upstreams, redis?.status),
     ...modelEndpoints(upstreams, discovery),
     countTokens(createTokenCounter(config, upstreams), keys.access),

@@ -65,7 +65,7 @@ export function runServer(config: Config, log: Logger, { worker, reload }: RunOp
     return failToListen(config.host, config.port, error);
   }
   const url = urlOf(config.host, server.port!);
-  log.info(`parley listening on ${url} (docs at /docs)`);
+  log.info(`parley listening on ${url} (docs at /docs${config.ui ? `, dashboard at ${url}/ui` : ""})`);
   const unwatch = reload ? reloadUpstreams({ ...reload, app, log, worker: worker !== undefined }) : undefined;
 
   let stopping = false;
