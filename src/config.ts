@@ -34,6 +34,8 @@ export interface Config {
   logFormat: "text" | "json";
   environment: string;
   debug: boolean;
+  /** UI: whether /ui serves the dashboard (default: only on a loopback address). */
+  ui: boolean;
   corsOrigins: string[] | "*";
   apiKey: string | undefined;
   apiKeys: KeyEntry[];
@@ -225,6 +227,7 @@ function toConfig(v: Record<string, string | undefined>, declared: Declared): Co
     logFormat: v.LOG_FORMAT!.toLowerCase() === "json" ? "json" : "text",
     environment: v.ENVIRONMENT!.toLowerCase(),
     debug: BOOLEANS[v.DEBUG!.toLowerCase()]!,
+    ui: v.UI ? v.UI.toLowerCase() === "on" : isLoopback(v.HOST!),
     corsOrigins: production ? splitList(v.CORS_ORIGINS ?? "") : "*",
     apiKey: v.API_KEY,
     apiKeys: splitList(v.API_KEYS ?? "").map((item) => parseKeyEntry(item)!),
@@ -303,4 +306,9 @@ function pick(layers: [Source, Record<string, string | undefined>][], key: strin
 function ingressCredentials(value: string): { accessKeyId: string; secretAccessKey: string } {
   const at = value.indexOf(":");
   return { accessKeyId: value.slice(0, at), secretAccessKey: value.slice(at + 1) };
+}
+
+/** 127.0.0.0/8, ::1 and localhost: where only this machine's own programs can reach. */
+export function isLoopback(host: string): boolean {
+  return host === "localhost" || host === "::1" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host);
 }

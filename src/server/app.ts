@@ -1,6 +1,7 @@
 import type { Database } from "bun:sqlite";
 import type { Config, Entry } from "../config.ts";
 import type { Logger } from "../log.ts";
+import { TELEMETRY_OFF, type Telemetry } from "../telemetry/index.ts";
 import { openDatabase } from "../lib/db.ts";
 import type { AccessEntry } from "./access-log.ts";
 import type { Guard } from "./auth.ts";
@@ -33,6 +34,7 @@ import { docs } from "./endpoints/docs.ts";
 import { embeddings } from "./endpoints/embeddings.ts";
 import { files as fileEndpoints } from "./endpoints/files.ts";
 import { health } from "./endpoints/health.ts";
+import { ui } from "./endpoints/ui.ts";
 import { messages } from "./endpoints/messages.ts";
 import { metrics } from "./endpoints/metrics.ts";
 import { onFirstDrop } from "../providers/dropped-betas.ts";
@@ -48,6 +50,8 @@ export interface AppOptions {
   log: Logger;
   /** Where request log entries go; none below LOG_LEVEL=info. */
   accessLog?: (entry: AccessEntry) => void;
+  /** OpenTelemetry (contract 24), made at start-up from the OTEL_* variables; flushed by `close`. */
+  telemetry?: Telemetry;
   /** The settings as read, with their sources, for GET /admin/v1/config (a server reads them again: `onReload`). */
   entries?: Entry[];
 }
@@ -64,7 +68,7 @@ const MULTIPART_SLACK = 1024 * 1024;
  * parley's HTTP handler: every endpoint declared (endpoints/), all served by one pipeline
  * (edge/pipeline.ts). `close` stops what it started.
  */
-export function createApp({ config, log, accessLog, entries }: AppOptions) {
+export function createApp({ config, log, accessLog, entries, telemetry = TELEMETRY_OFF }: AppOptions) {
   const db = lazy(() => openDatabase(config.dataDir));
   const redis = config.redisUrl
     ? connectRedis(config.redisUrl, log, config.rateLimitOnRedisError === "open" ? `rate limits${config.apiKeys.some((k) => k.budget) ? " and budgets" : ""} are not enforced` : "requests are refused (503)")
@@ -99,17 +103,18 @@ export function createApp({ config, log, accessLog, entries }: AppOptions) {
     chatCompletions, messages, responses, responsesCompact, responsesWebSocket, completions, embeddings(createEmbeddings({ config, upstreams })),
     ...bedrock({ guard, credentials: config.ingressAwsCredentials, mainKey: config.apiKey, control: createControlPlane(upstreams, discovery) }),
     ...docs(() => endpoints),
+    ...(config.ui ? ui() : []),
     ...health(upstreams, redis?.status),
     ...modelEndpoints(upstreams, discovery),
     countTokens(createTokenCounter(config, upstreams), keys.access),
     ...root,
     ...fileEndpoints(config, files),
     usageEndpoint(usage),
-    ...(usage.metrics ? [metrics(usage.metrics, usage.settle)] : []),
+    ...(usage.metrics ? [metrics(usage.metrics, usage.settle, telemetry)] : []),
     ...adminEndpoints({ config, keys, usage, upstreams, discovery, database: db, log, decoders: [chatCompletions, messages, responses, completions], reload: () => reloader?.(), settings: () => settings?.() ?? entries ?? [] }),
   ];
   const pipeline = createPipeline(endpoints, {
-    chat, guard, log, debug: config.debug, accessLog,
+    chat, guard, log, debug: config.debug, accessLog, telemetry,
     maxBody: config.files.maxUploadBytes + MULTIPART_SLACK,
     bodyTime: { timeoutS: config.limits.bodyTimeoutS, minRate: config.limits.bodyMinRate },
     cors: corsHeaders(config.corsOrigins, EXPOSED),
@@ -140,6 +145,7 @@ export function createApp({ config, log, accessLog, entries }: AppOptions) {
       await cassettes?.flush();
       await keys.close();
       await usage.close();
+      await telemetry.shutdown();
       redis?.close();
       if (db.opened()) db().close();
     },

@@ -4,6 +4,8 @@ import { sweepAtStart } from "../files/sweep.ts";
 import { tightenDataDir } from "./data-dir.ts";
 import type { Logger } from "../log.ts";
 import { configured } from "../providers/registry.ts";
+import { createTelemetry } from "../telemetry/index.ts";
+import { VERSION } from "../version.ts";
 import { createAccessLog } from "./access-log.ts";
 import { createApp } from "./app.ts";
 import { reloadUpstreams } from "./upstreams-reload.ts";
@@ -28,7 +30,10 @@ export function runServer(config: Config, log: Logger, { worker, reload }: RunOp
   const tag = worker === undefined ? undefined : `worker ${worker}`;
   const logsRequests = ["info", "debug", "trace"].includes(config.logLevel);
   const accessLog = logsRequests ? createAccessLog({ tag, upstream: ["debug", "trace"].includes(config.logLevel), format: config.logFormat }) : undefined;
-  const app = createApp({ config, log, ...(accessLog ? { accessLog } : {}) });
+  // The standard OTEL_* variables, read as every OpenTelemetry SDK reads them: from the environment.
+  const { telemetry, warnings } = createTelemetry(process.env, VERSION);
+  for (const warning of warnings) log.warn(warning);
+  const app = createApp({ config, log, telemetry, ...(accessLog ? { accessLog } : {}) });
   tightenDataDir(config.dataDir, log);
   sweepAtStart(config, log);
   const { maxConnections } = config.limits;
@@ -60,7 +65,7 @@ export function runServer(config: Config, log: Logger, { worker, reload }: RunOp
     return failToListen(config.host, config.port, error);
   }
   const url = urlOf(config.host, server.port!);
-  log.info(`parley listening on ${url} (docs at /docs)`);
+  log.info(`parley listening on ${url} (docs at /docs${config.ui ? `, dashboard at ${url}/ui` : ""})`);
   const unwatch = reload ? reloadUpstreams({ ...reload, app, log, worker: worker !== undefined }) : undefined;
 
   let stopping = false;

@@ -2,6 +2,7 @@ import type { Chat, ChatCall, ChatOutcome } from "../../core/chat.ts";
 import { GatewayError, notFound } from "../../errors.ts";
 import type { Json } from "../../lib/read.ts";
 import type { Logger } from "../../log.ts";
+import { ATTR, NOOP_SPAN, startTrace, TELEMETRY_OFF, type Telemetry, type Trace } from "../../telemetry/index.ts";
 import type { Codec } from "../../wire/codec.ts";
 import type { AccessEntry } from "../access-log.ts";
 import { authorize, mayReadNamedFiles, type Guard, type Principal } from "../auth.ts";
@@ -30,6 +31,8 @@ export interface PipelineOptions {
   cors: ReturnType<typeof corsHeaders>;
   /** Where request log entries go; none below LOG_LEVEL=info. */
   accessLog?: (entry: AccessEntry) => void;
+  /** OpenTelemetry (contract 24): a SERVER span for each call to a model endpoint. */
+  telemetry?: Telemetry;
 }
 
 /**
@@ -40,7 +43,7 @@ export interface PipelineOptions {
  * one log line; and every failure in the caller's dialect.
  */
 export function createPipeline(endpoints: Endpoint[], options: PipelineOptions) {
-  const { chat, guard, log: logger, debug, maxBody, bodyTime, cors, accessLog } = options;
+  const { chat, guard, log: logger, debug, maxBody, bodyTime, cors, accessLog, telemetry = TELEMETRY_OFF } = options;
   const router = createRouter(endpoints);
   const failedKeys = createFailedKeys();
 
@@ -70,7 +73,7 @@ export function createPipeline(endpoints: Endpoint[], options: PipelineOptions) 
       if (!endpoint) throw unrouted(request.method, sent, router.known(sent));
       response = endpoint.kind === "plain"
         ? await plain(endpoint, request, headers, log, found.params, mark === -1 ? "" : url.slice(mark + 1))
-        : await tracked(endpoint, request, headers, log, found.params, mark === -1 ? "" : url.slice(mark));
+        : await traced(endpoint, request, headers, log, found.params, mark === -1 ? "" : url.slice(mark));
     } catch (error) {
       const throttled = peer !== undefined && error instanceof GatewayError && error.status === 401 ? failedKeys.failed(peer) : undefined;
       response = failure(throttled ?? error, request, headers, renderer, debug, logger);
@@ -90,8 +93,25 @@ export function createPipeline(endpoints: Endpoint[], options: PipelineOptions) 
     return authorize(guard, request, endpoint.scope, headers);
   }
 
+  /**
+   * A model call in its SERVER span (every model endpoint has one; no other endpoint does), ended
+   * with the call's usage (track-usage.ts), or here by a failure before the call was tracked.
+   */
+  async function traced(endpoint: ModelEndpoint, request: Request, headers: Record<string, string>, log: RequestLog | undefined, params: string[], query: string): Promise<Response> {
+    const trace = startTrace(telemetry, request.headers);
+    if (trace.span === NOOP_SPAN) return tracked(endpoint, request, headers, log, params, query, trace);
+    trace.span.set(ATTR.operation, endpoint.operation ?? (endpoint.kind === "call" ? "embeddings" : "chat"));
+    try {
+      return await tracked(endpoint, request, headers, log, params, query, trace);
+    } catch (error) {
+      trace.span.fail(error instanceof GatewayError ? error.type : "_OTHER", error instanceof Error ? error.message : undefined);
+      trace.span.end();
+      throw error;
+    }
+  }
+
   /** A model call: tracked for usage, answered in the endpoint's framing. */
-  async function tracked(endpoint: ModelEndpoint, request: Request, headers: Record<string, string>, log: RequestLog | undefined, params: string[], query: string): Promise<Response> {
+  async function tracked(endpoint: ModelEndpoint, request: Request, headers: Record<string, string>, log: RequestLog | undefined, params: string[], query: string, trace: Trace): Promise<Response> {
     const signed = endpoint.signature?.signed(request) ? await signedBody(endpoint.signature, request, maxBody, bodyTime) : undefined;
     // Most keys are admitted at once: a promise only when a limit or a budget has to be asked.
     const admitted = admit(endpoint, request, signed, headers)!;
@@ -101,12 +121,12 @@ export function createPipeline(endpoints: Endpoint[], options: PipelineOptions) 
     mayReadNamedFiles(principal, body);
     const name = endpoint.recordAs ?? endpoint.path;
     const access = guard.access?.(principal.key, raw, true);
-    const usage = trackUsage(guard.usage, { log, request, principal, access, tpm: guard.tpm }, name);
+    const usage = trackUsage(guard.usage, { log, request, principal, access, tpm: guard.tpm, span: trace.span }, name);
     const { observe, onDone, onBreak } = usage.hooks;
     const caller = { endpoint: name, key: principal.label, headers: request.headers };
-    if (endpoint.kind === "call") return reply(await endpoint.serve({ body, raw, signal: request.signal, caller, access, observe, onDone, onBreak }).then(usage.answered, usage.failed), headers);
+    if (endpoint.kind === "call") return reply(await endpoint.serve({ body, raw, signal: request.signal, caller, access, observe, onDone, onBreak, trace }).then(usage.answered, usage.failed), headers);
     const { input, output, headers: sent } = endpoint.call(body, request, query, params);
-    const call: ChatCall = { input, output, headers: sent, body, raw, signal: request.signal, caller, access, observe, onDone, onBreak };
+    const call: ChatCall = { input, output, headers: sent, body, raw, signal: request.signal, caller, access, observe, onDone, onBreak, trace };
     if (wantsProgress(request, body, output)) return withProgress(chat, call, usage, (outcome) => answer(endpoint, outcome, body, headers, output), headers, log);
     let outcome: ChatOutcome;
     try {
