@@ -54,7 +54,8 @@ export interface Trace {
  * Model id -> where it goes (contract 13), first match wins: MODEL_ALIASES names the model; then
  * `<upstream>/<model>`; MODEL_ROUTES; the file's routes whose `when` holds for the request's facts
  * (contract 15; without facts, only those with no `when`); the upstreams that list the id;
- * `claude-*` to the Anthropic upstreams, then Bedrock's; the built-in patterns to the upstreams of their kind.
+ * `claude-*` to the Anthropic upstreams, then Vertex's, then Bedrock's; the built-in patterns to the upstreams of
+ * their kinds, in the kinds' table order.
  */
 export function createRouter({ upstreams, routes, modelAliases, modelRoutes }: Routing, known: Known = NOTHING_KNOWN) {
   const byName = new Map(upstreams.map((u) => [u.name, u]));
@@ -118,10 +119,14 @@ export function createRouter({ upstreams, routes, modelAliases, modelRoutes }: R
       trace?.step(listed.length ? "the upstreams that list the id" : "claude-* to the Claude upstreams");
       return to(requested, [...listed, ...claudes], model);
     }
-    const matched = builtIn.find(({ pattern }) => pattern.test(model));
-    if (matched) {
-      trace?.step(`the built-in model names of kind ${matched.kind}`);
-      return to(requested, serving(matched.of, model), model);
+    const at = builtIn.findIndex(({ pattern }) => pattern.test(model));
+    if (at >= 0) {
+      const matched = builtIn[at]!;
+      // An id the kind shares (gemini-*: the Gemini API, then Vertex) goes on to the later kinds' upstreams that take it too.
+      const also = KINDS[matched.kind].sharesIds ? builtIn.slice(at + 1).filter((b) => b.kind !== matched.kind && b.pattern.test(model)) : [];
+      trace?.step(`the built-in model names of kind ${[matched.kind, ...new Set(also.map((b) => b.kind))].join(", then ")}`);
+      const of = serving(matched.of, model);
+      return to(requested, also.length ? [...new Set([...of, ...also.flatMap((b) => serving(b.of, model))])] : of, model);
     }
     throw unknownModel(requested, known.ids());
   }

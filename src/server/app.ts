@@ -29,6 +29,7 @@ import { countTokens } from "./endpoints/count-tokens.ts";
 import { docs } from "./endpoints/docs.ts";
 import { embeddings } from "./endpoints/embeddings.ts";
 import { files as fileEndpoints } from "./endpoints/files.ts";
+import { gemini } from "./endpoints/gemini.ts";
 import { health } from "./endpoints/health.ts";
 import { messages } from "./endpoints/messages.ts";
 import { metrics } from "./endpoints/metrics.ts";
@@ -36,6 +37,7 @@ import { modelEndpoints } from "./endpoints/models.ts";
 import { responses } from "./endpoints/responses.ts";
 import { root } from "./endpoints/root.ts";
 import { usage as usageEndpoint } from "./endpoints/usage.ts";
+import { vertex } from "./endpoints/vertex.ts";
 
 export interface AppOptions {
   config: Config;
@@ -77,17 +79,22 @@ export function createApp({ config, log, accessLog }: AppOptions) {
   upstreams = createLive(declared(config.upstreams), { modelAliases: config.modelAliases, modelRoutes: config.modelRoutes, cooldownS: config.upstreamCooldownS }, discovery);
   void discovery.start();
   const chat = createChat({ config, log, upstreams, attachFiles });
+  const embedder = createEmbeddings({ config, upstreams });
+  const counter = createTokenCounter(config, upstreams);
   const endpoints: Endpoint[] = [
-    chatCompletions, messages, responses, completions, embeddings(createEmbeddings({ config, upstreams })),
+    chatCompletions, messages, responses, completions, embeddings(embedder),
     ...bedrock({ guard, credentials: config.ingressAwsCredentials, mainKey: config.apiKey, control: createControlPlane(upstreams, discovery) }),
     ...docs(() => endpoints),
     ...health(upstreams, redis?.status),
     ...modelEndpoints(upstreams, discovery),
-    countTokens(createTokenCounter(config, upstreams)),
+    countTokens(counter),
     ...root,
     ...fileEndpoints(config, files),
     usageEndpoint(usage),
     ...(usage.metrics ? [metrics(usage.metrics, usage.settle)] : []),
+    // Last: the paths with parameters are tried in order, and these take none of the others'.
+    ...gemini(counter, embedder),
+    ...vertex(counter),
   ];
   const pipeline = createPipeline(endpoints, {
     chat, guard, log, debug: config.debug, accessLog,

@@ -37,7 +37,7 @@ export function createKeyring(config: Pick<Config, "apiKey" | "apiKeys">) {
 
 export type Keyring = ReturnType<typeof createKeyring>;
 
-function presentedKey(headers: Headers): string | undefined {
+export function presentedKey(headers: Headers): string | undefined {
   const bearer = /^Bearer\s+(.+)$/i.exec(headers.get("authorization") ?? "")?.[1]?.trim();
   return bearer || headers.get("x-api-key")?.trim() || undefined;
 }
@@ -58,8 +58,8 @@ export interface Guard {
  * go into `headers`) and, for chats, within its daily budget. Answers at once unless a limit or a
  * budget has to be asked.
  */
-export function authorize(guard: Guard, request: Request, scope: Scope, headers: Record<string, string>): Principal | Promise<Principal> {
-  const key = presentedKey(request.headers);
+export function authorize(guard: Guard, request: Request, scope: Scope, headers: Record<string, string>, presented?: (request: Request) => string | undefined): Principal | Promise<Principal> {
+  const key = presented ? presented(request) : presentedKey(request.headers);
   if (!key) throw unauthenticated("Missing API key: send 'Authorization: Bearer <key>' or 'x-api-key: <key>'.");
   const principal = guard.identify(key);
   if (!principal) throw unauthenticated("Invalid API key.");

@@ -103,6 +103,9 @@ function envelopeProblems(c: FuzzCase, text: string, type: string): string[] {
     case "openai":
       if (!error || typeof error.message !== "string" || typeof error.type !== "string" || !("param" in error) || !("code" in error)) return [`not OpenAI's envelope: ${text.slice(0, 120)}`];
       return [];
+    case "gemini":
+      if (!error || typeof error.message !== "string" || typeof error.code !== "number" || typeof error.status !== "string") return [`not Gemini's envelope: ${text.slice(0, 120)}`];
+      return [];
   }
 }
 
