@@ -10,8 +10,10 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { message } from "../../test/lib/fake-anthropic.ts";
+import { reply } from "../../test/lib/fake-gemini.ts";
 import { TEST_KEY } from "../../test/lib/gateway.ts";
-import { startGoogleGateway } from "../../test/lib/google-gateway.ts";
+import { startGoogleGateway, type GoogleGateway } from "../../test/lib/google-gateway.ts";
 
 const PACKAGE = process.env.GEMINI_CLI_PACKAGE ?? "@google/gemini-cli@latest";
 let failures = 0;
@@ -43,8 +45,9 @@ async function route(kind: string, upstream: string, expected: string | RegExp) 
   console.log(`\n== Gemini CLI to ${kind}`);
   // Bedrock knows Claude's ids, not Gemini's: a route names the one it is sent.
   const toBedrock = '\n[[routes]]\nmatch = "gemini-*"\nto = [{ upstream = "beta", model = "anthropic.claude-3-5-haiku-20241022-v1:0" }]\n';
-  const env = upstream && upstream !== "beta" ? { MODEL_ROUTES: `gemini-*=${upstream}` } : {};
+  const env: Record<string, string> = upstream && upstream !== "beta" ? { MODEL_ROUTES: `gemini-*=${upstream}` } : {};
   const gateway = await startGoogleGateway({ UPSTREAM_RETRIES: "0", ...env }, upstream === "beta" ? toBedrock : "");
+  classified(gateway, upstream);
   const calls: string[] = [];
   const server = Bun.serve({
     hostname: "127.0.0.1",
@@ -74,7 +77,8 @@ async function route(kind: string, upstream: string, expected: string | RegExp) 
     stdout: "pipe",
     stderr: "pipe",
   });
-  const timer = setTimeout(() => run.kill(), 120_000);
+  // Where its model router's JSON is not answered (Bedrock, the mock), it retries with backoff for a minute or more, then goes on.
+  const timer = setTimeout(() => run.kill(), 240_000);
   const [stdout, stderr, code] = await Promise.all([new Response(run.stdout).text(), new Response(run.stderr).text(), run.exited]);
   clearTimeout(timer);
 
@@ -96,6 +100,19 @@ async function route(kind: string, upstream: string, expected: string | RegExp) 
   for (const line of reached) console.log(`  upstream: ${line}`);
   server.stop(true);
   await gateway.stop();
+}
+
+/**
+ * Gemini CLI first asks a small model to rate the prompt (JSON: complexity_reasoning, complexity_score)
+ * to pick its model, and retries with backoff while the answer is not that JSON: the fakes that can
+ * be scripted give it, as a real model would.
+ */
+function classified(gateway: GoogleGateway, upstream: string) {
+  const rating = '{"complexity_reasoning": "A greeting.", "complexity_score": 5}';
+  if (upstream === "") gateway.gemini.next({ kind: "json", body: reply([{ text: rating }]) });
+  else if (upstream === "vtx") gateway.vertex.gemini.next({ kind: "json", body: reply([{ text: rating }]) });
+  else if (upstream === "anthropic") gateway.anthropic.next({ kind: "json", body: message("claude-sonnet-4-5-20250929", [{ type: "tool_use", id: "toolu_1", name: "json_response", input: JSON.parse(rating) }], "tool_use") });
+  else if (upstream === "alpha") gateway.openai.next({ kind: "reply", text: rating });
 }
 
 function install(): string {
