@@ -5,7 +5,7 @@ import { isObject } from "../../lib/read.ts";
 import { geminiFor, geminiRequest } from "../../wire/gemini/codec.ts";
 import { encodeCountReply } from "../../wire/gemini/count.ts";
 import { decodeEmbedRequest, encodeEmbeddings } from "../../wire/gemini/embeddings.ts";
-import { geminiKey } from "../../wire/gemini/path.ts";
+import { presentedKey } from "../auth.ts";
 import type { CallEndpoint, ChatEndpoint, PlainEndpoint } from "../edge/endpoint.ts";
 
 /** The API versions Gemini's clients call: the `@google/genai` SDK 3.x defaults to v1, Gemini CLI to v1beta. */
@@ -17,8 +17,9 @@ other models go through parley's conversion. thoughtSignature comes back whateve
 
 const jsonBody = { required: true, content: { "application/json": { schema: { type: "object" } } } };
 
-/** Where Gemini's clients put their key (the header first: no URL parsed for it). */
-export const geminiCallerKey = (request: Request) => request.headers.get("x-goog-api-key") ?? geminiKey(request.headers, new URL(request.url));
+/** Where Gemini's clients put their key (`x-goog-api-key`, `?key=`), else where every endpoint takes it (bearer, `x-api-key`); the URL is parsed only when it may hold one. */
+export const geminiCallerKey = (request: Request) =>
+  request.headers.get("x-goog-api-key") ?? (request.url.includes("key=") ? new URL(request.url).searchParams.get("key") : null) ?? presentedKey(request.headers);
 
 /**
  * The Gemini API's front door (contract 23): `models/{model}:generateContent`,
