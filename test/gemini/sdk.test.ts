@@ -9,6 +9,7 @@ import { ApiError, GoogleGenAI, Type } from "@google/genai";
 import { TEST_KEY } from "../lib/app.ts";
 import { countOf } from "../lib/fake-gemini.ts";
 import { startGoogleGateway } from "../lib/google-gateway.ts";
+import { recordsOf } from "../usage/lib.ts";
 
 const gateway = await startGoogleGateway({ UPSTREAM_RETRIES: "0", RATE_LIMIT_RPM: "0" });
 afterAll(() => gateway.stop());
@@ -128,6 +129,21 @@ describe("to every other kind: converted", () => {
     const mock = await ai.models.embedContent({ model: "mock", contents: "one", config: { outputDimensionality: 8 } });
     expect(mock.embeddings?.[0]?.values?.length).toBe(8);
   });
+});
+
+test("usage is recorded for the Gemini front door as for every chat endpoint, cache reads apart", async () => {
+  await ai.models.generateContent({ model: "gemini-2.5-flash", contents: "Hi" });
+  await streamed(ai, "gemini-2.5-flash");
+  await ai.models.generateContent({ model: "gpt-4o", contents: "Hi" });
+  const records = await recordsOf(gateway.config, () => gateway.call("/v1/usage"));
+  // The SDK 3.x calls /v1.
+  const mine = records.filter((r) => r.endpoint.startsWith("/v1/models/")).slice(-3);
+  expect(mine.map((r) => [r.endpoint, r.model_requested, r.input_tokens, r.cache_read_tokens, r.output_tokens, r.outcome])).toEqual([
+    // Gemini's promptTokenCount 120 with 100 read from its cache (recorded apart); candidates 7 and thoughts 5 are output.
+    ["/v1/models/{model}:generateContent", "gemini-2.5-flash", 20, 100, 12, "ok"],
+    ["/v1/models/{model}:streamGenerateContent", "gemini-2.5-flash", 20, 100, 12, "ok"],
+    ["/v1/models/{model}:generateContent", "gpt-4o", 11, 0, 7, "ok"],
+  ]);
 });
 
 describe("models and errors", () => {
