@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { AwsSettings } from "./lib/aws.ts";
 import type { LogLevel } from "./log.ts";
 import type { CassetteMode, CassetteSettings } from "./cassettes/cassettes.ts";
-import { offline, REPLAY_KEY } from "./cassettes/offline.ts";
+import { offline, recordedUpstreams, REPLAY_KEY } from "./cassettes/offline.ts";
 import { declareUpstreams, SPEC_UPSTREAMS, upstreamNamed, type Declared } from "./routing/upstreams.ts";
 import { FileError, readUpstreamsFile } from "./routing/upstreams-file.ts";
 import { readEnvFile } from "./config/file.ts";
@@ -117,7 +117,7 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
   // Replay calls no upstream: the file's keys may be unset (`${OPENAI_API_KEY}` in CI, where there is none).
   const replay = !!values.PARLEY_CASSETTES && values.PARLEY_CASSETTE_MODE!.toLowerCase() === "replay";
   const declared = upstreams(values, upstreamsFile, replay ? (name) => lookup(name) ?? REPLAY_KEY : lookup, replay);
-  const config = toConfig(values, replay ? offline(declared) : declared);
+  const config = toConfig(values, replay ? offline(declared, recordedUpstreams(values.PARLEY_CASSETTES!)) : declared);
   return { config, entries, configFile, ...(upstreamsFile ? { upstreamsFile } : {}) };
 }
 

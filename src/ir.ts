@@ -97,6 +97,8 @@ export interface Finish {
 export interface Usage {
   input: InputTokens;
   output: number;
+  /** The model the upstream's reply says answered (its `model`), when it names one: cost and the usage record follow it (contract 12). */
+  model?: string;
 }
 
 export interface InputTokens {

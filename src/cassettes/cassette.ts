@@ -1,7 +1,7 @@
 import { mkdir, rename, unlink } from "node:fs/promises";
 import { dirname } from "node:path";
 import { GatewayError } from "../errors.ts";
-import { emptyHar, type Har, type HarEntry } from "./har.ts";
+import { emptyHar, type Configured, type Har, type HarEntry } from "./har.ts";
 import { callOf, type Call } from "./match.ts";
 
 /**
@@ -54,8 +54,9 @@ export async function openCassette(file: string) {
       if (matching.length === 0) return undefined;
       return n < matching.length ? matching[n] : cycle ? matching[n % matching.length] : undefined;
     },
-    /** Writes a call down; `fresh`: it replaces what an earlier session recorded for the same call. */
-    add(call: Call, entry: HarEntry, fresh: boolean): Promise<void> {
+    /** Writes a call down, and the upstreams configured as it was made; `fresh`: it replaces what an earlier session recorded for the same call. */
+    add(call: Call, entry: HarEntry, fresh: boolean, configured: Configured): Promise<void> {
+      har.log._upstreams = fresh ? configured : { ...har.log._upstreams, ...configured };
       if (fresh && !recorded.has(call.key)) {
         for (let i = keys.length - 1; i >= 0; i--) {
           if (keys[i] !== call.key) continue;

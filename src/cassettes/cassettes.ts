@@ -3,9 +3,10 @@ import { join } from "node:path";
 import { GatewayError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { Upstream, UpstreamFetch } from "../providers/kind.ts";
-import { KINDS } from "../providers/kinds.ts";
+import { KINDS, missing } from "../providers/kinds.ts";
 import type { Declared } from "../routing/upstreams.ts";
 import { openCassette, type Cassette } from "./cassette.ts";
+import type { Configured } from "./har.ts";
 import { callOf } from "./match.ts";
 import { miss } from "./miss.ts";
 import { record } from "./record.ts";
@@ -32,6 +33,8 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
  */
 export function createCassettes({ dir, mode, pace }: CassetteSettings, log: Logger) {
   const names = new AsyncLocalStorage<string | null>();
+  /** The upstreams configured now, as a recording writes them down. */
+  let configured: Configured = {};
   const open = new Map<string, Promise<Cassette>>();
   const cassette = (name: string): Promise<Cassette> => {
     let found = open.get(name);
@@ -56,16 +59,17 @@ export function createCassettes({ dir, mode, pace }: CassetteSettings, log: Logg
       if (mode === "replay") throw miss(file.file, file.entries, call);
     }
     return record({ upstream: upstream.name, kind: upstream.kind, url, init, body }, (entry) => {
-      file.add(call, entry, mode === "record").catch((error) => log.error(error.message));
+      file.add(call, entry, mode === "record", configured).catch((error) => log.error(error.message));
     });
   };
 
   return {
     /** The upstreams with their calls going through the cassettes; those of a kind that never calls out (the mock) stay as they are. */
-    upstreams: (declared: Declared): Declared => ({
-      ...declared,
-      upstreams: declared.upstreams.map((u) => (KINDS[u.kind].local ? u : { ...u, fetch: fetchFor(u) })),
-    }),
+    upstreams(declared: Declared): Declared {
+      // Written down only by a recording: replay reads it (offline.ts).
+      if (mode !== "replay") configured = configuredOf(declared);
+      return { ...declared, upstreams: declared.upstreams.map((u) => (KINDS[u.kind].local ? u : { ...u, fetch: fetchFor(u) })) };
+    },
     /** Runs a request's handler with its cassette known to the upstream calls it makes. */
     within: <T>(request: Request, handle: (request: Request) => T): T => names.run(request.headers.get(CASSETTE_HEADER), () => handle(request)),
     /** Done when every recording so far is on disk. */
@@ -76,3 +80,14 @@ export function createCassettes({ dir, mode, pace }: CassetteSettings, log: Logg
 }
 
 export type Cassettes = ReturnType<typeof createCassettes>;
+
+/** The upstreams that call out and are configured, with what proves parley to each (as /health says it). */
+function configuredOf(declared: Declared): Configured {
+  const out: Configured = {};
+  for (const u of declared.upstreams) {
+    const kind = KINDS[u.kind];
+    if (kind.local || missing(u)) continue;
+    out[u.name] = u.shownCredentials !== undefined ? { credentials: u.shownCredentials } : kind.credentials ? { credentials: kind.credentials(u.settings) } : {};
+  }
+  return out;
+}

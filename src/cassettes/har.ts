@@ -2,8 +2,14 @@ import { VERSION } from "../version.ts";
 
 /** HAR 1.2 (http://www.softwareishard.com/blog/har-12-spec/), as much of it as a cassette writes. */
 export interface Har {
-  log: { version: "1.2"; creator: { name: string; version: string }; entries: HarEntry[] };
+  log: { version: "1.2"; creator: { name: string; version: string }; entries: HarEntry[]; _upstreams?: Configured };
 }
+
+/**
+ * The upstreams configured when a cassette was recorded, by name, each with what proved parley to
+ * it as /health said (`static keys`; never a secret): replay configures the same ones (offline.ts).
+ */
+export type Configured = Record<string, { credentials?: string }>;
 
 export interface NameValue {
   name: string;

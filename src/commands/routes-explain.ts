@@ -7,7 +7,9 @@ import { isObject, type Json } from "../lib/read.ts";
 import { loadTokenizer } from "../routing/estimate.ts";
 import { explain } from "../routing/explain.ts";
 import { createRouter } from "../routing/routes.ts";
-import { missing } from "../providers/kinds.ts";
+import { openDatabase } from "../lib/db.ts";
+import { createLogger } from "../log.ts";
+import { createDiscovery } from "../routing/discovery.ts";
 import type { ChatEndpoint } from "../server/edge/endpoint.ts";
 import { chatCompletions } from "../server/endpoints/chat.ts";
 import { messages } from "../server/endpoints/messages.ts";
@@ -31,11 +33,11 @@ const ENDPOINTS = Object.keys(MINIMAL);
 /**
  * Which route a request would take, and why each route before it did not (each condition, yes or
  * no, with what the request has), then the targets in order: the router `serve` uses decides, on
- * the request decoded as the endpoint decodes it. Nothing is sent anywhere; models discovered from
- * the upstreams are not asked (their `models` lists are).
+ * the request decoded as the endpoint decodes it. No request is sent anywhere; the upstreams are
+ * asked for their models as serve asks them, so that an id goes where serve sends it.
  */
 export default defineCommand({
-  meta: { name: "explain", description: "Show which route a request takes and why the earlier ones did not, then its targets in order (nothing is sent)" },
+  meta: { name: "explain", description: "Show which route a request takes and why the earlier ones did not, then its targets in order (no chat is sent; the upstreams are asked for their models as serve asks them)" },
   args: {
     model: { type: "string", alias: "m", description: "the model id the client asks for (default: the body's, else DEFAULT_ALPHA_MODEL)" },
     body: { type: "string", description: "a file holding the request body as JSON (- reads stdin); default: a one-line \"hi\"" },
@@ -64,12 +66,10 @@ export default defineCommand({
       if (!requested) exitUsage("no model: give --model, or a body with a model (or set DEFAULT_ALPHA_MODEL)");
 
       const { upstreams, routes } = config.upstreams;
-      // Only what the upstreams list in the file: discovery would ask every upstream.
-      const known = {
-        upstreamsOf: (id: string) => upstreams.filter((u) => u.models?.includes(id) && !missing(u)).map((u) => u.name),
-        serves: (u: (typeof upstreams)[number], id: string) => (u.models ? u.models.includes(id) : undefined),
-        ids: () => upstreams.flatMap((u) => u.models ?? []),
-      };
+      // What the upstreams list, asked as serve asks them (MODELS_REFRESH_S=0: their `models` only), so that the router decides as serve's does.
+      const db = openDatabase(config.dataDir);
+      const known = createDiscovery({ config, database: () => db, log: createLogger("silent"), upstreams: () => upstreams });
+      if (config.modelsRefreshS > 0) await known.refresh();
       const router = createRouter({ upstreams, routes, modelAliases: config.modelAliases, modelRoutes: config.modelRoutes }, known);
       try {
         const decoded = DECODED[path];
@@ -79,6 +79,7 @@ export default defineCommand({
         const facts = { request, endpoint: path, key: args.key, headers };
         const explaining = { router, routes, modelAliases: config.modelAliases, modelFallbacks: config.modelFallbacks, ...(upstreamsFile ? { file: upstreamsFile } : {}) };
         process.stdout.write(explain(explaining, requested, facts));
+        db.close();
       } catch (error) {
         if (!(error instanceof GatewayError)) throw error;
         process.stderr.write(`parley: ${error.message}\n`);

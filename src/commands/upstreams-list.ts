@@ -44,7 +44,12 @@ export function listUpstreams({ json }: { json: boolean }): Promise<void> {
     });
     db.close();
     if (json) return void process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
-    process.stdout.write(`${upstreamsFile ? `# upstreams file: ${upstreamsFile}\n` : ""}${table(rows)}`);
+    // A file that declares upstreams says what the user set up: the spec's alpha and beta, which the
+    // variables always declare, are shown only when configured (a note says they are left out).
+    const declaresAll = upstreams.some((u) => u.origin.file);
+    const unset = declaresAll ? upstreams.filter((u) => u.origin.variables && missing(u)).map((u) => u.name) : [];
+    const note = unset.length ? `# not configured, not shown: ${unset.join(", ")} (set ${unset.map((n) => `${n.toUpperCase()}_*`).join(" or ")} to use ${unset.length > 1 ? "them" : "it"})\n` : "";
+    process.stdout.write(`${upstreamsFile ? `# upstreams file: ${upstreamsFile}\n` : ""}${table(rows.filter((r) => !unset.includes(r.name)))}${note}`);
   });
 }
 

@@ -60,8 +60,8 @@ export const SETTINGS: readonly Setting[] = [
   { key: "ALPHA_BASE_URL", group: "openai", fallback: "https://api.openai.com/v1", check: url, help: "OpenAI or any OpenAI-compatible server (Ollama, vLLM, LM Studio, llama.cpp)" },
   { key: "DEFAULT_ALPHA_MODEL", group: "openai", check: noSpace, help: "model used when a request names none" },
   {
-    key: "ALPHA_SYSTEM_MESSAGES", group: "openai", fallback: "in-place", check: oneOf(["in-place", "top"]),
-    help: "a converted request's mid-conversation system messages: in-place, or top (one system message first, turns alternating, for chat templates that refuse them)",
+    key: "ALPHA_SYSTEM_MESSAGES", group: "openai", fallback: "inline", check: oneOf(["inline", "in-place", "top"]),
+    help: "a converted request's mid-conversation system messages: inline (also spelt in-place), or top (one system message first, turns alternating, for chat templates that refuse them)",
   },
   { key: "BETA_REGION", group: "bedrock", aliases: ["AWS_REGION", "AWS_DEFAULT_REGION"], check: region, help: "AWS region for Bedrock and S3" },
   { key: "BETA_API_KEY", group: "bedrock", aliases: ["AWS_BEARER_TOKEN_BEDROCK"], secret: true, check: noSpace, help: "Bedrock API key (sent as a bearer token instead of SigV4)" },

@@ -5,7 +5,7 @@ import { estimateTokens } from "../routing/estimate.ts";
 import type { Live } from "../routing/live.ts";
 import type { Target } from "../routing/routes.ts";
 import type { CoreOptions } from "./chat.ts";
-import { createLoop } from "./loop.ts";
+import { createLoop, type Observed } from "./loop.ts";
 
 export interface CountCall {
   request: ChatRequest;
@@ -17,6 +17,8 @@ export interface CountCall {
   /** The API key's label, and the endpoint the counted request will go to: routes' `when` reads them. */
   key?: string;
   endpoint?: string;
+  /** Told where the request went (or would go, when the estimate answers), as a chat's log line is. */
+  observe?: (info: Observed) => void;
 }
 
 export interface Count {
@@ -39,7 +41,7 @@ const UNCOUNTABLE = new Error("no upstream count for this request");
  */
 export function createTokenCounter(config: Pick<CoreOptions, "defaultModel" | "modelFallbacks">, upstreams: Live) {
   const loop = createLoop({ modelFallbacks: config.modelFallbacks, upstreams });
-  return async function count({ request, raw, dialect, headers, signal, key, endpoint }: CountCall): Promise<Count> {
+  return async function count({ request, raw, dialect, headers, signal, key, endpoint, observe }: CountCall): Promise<Count> {
     const requested = request.model ?? config.defaultModel;
     if (requested) {
       const answer = async (provider: Provider, target: Target) => {
@@ -51,7 +53,10 @@ export function createTokenCounter(config: Pick<CoreOptions, "defaultModel" | "m
       let routed = false;
       try {
         const counted = await loop<{ tokens: number; headers?: Record<string, string> }>({
-          requested, facts: { request, headers, key, endpoint }, signal, answer, observe: (o) => void (routed = o.provider !== "-"),
+          requested, facts: { request, headers, key, endpoint }, signal, answer, observe: (o) => {
+            routed = o.provider !== "-";
+            observe?.(o);
+          },
         });
         return { tokens: counted.tokens, estimate: false, headers: counted.headers };
       } catch (error) {

@@ -27,6 +27,8 @@ export interface Upstream<S = unknown> {
   headers: Record<string, string>;
   /** Where it was declared, for errors that tell the user what to set: `ALPHA_*` variables, `parley.toml:12`. */
   origin: { variables?: Record<string, string>; file?: string };
+  /** What /health says proves parley to it, when its settings do not tell (replay's stand-in key: as recorded). */
+  shownCredentials?: string;
   /** What its provider calls instead of the global fetch: set only by `serve --cassettes` (record and replay). */
   fetch?: UpstreamFetch;
 }
@@ -63,6 +65,11 @@ export interface Kind<S = any> {
   modelFor?(model: string, settings: S): string;
   /** Its ids start with its upstream's name (`mock/tools`): `<upstream>/<model>` sends the whole id. */
   wholeIds?: boolean;
+  /**
+   * Some ids it serves are in no list it gives (Bedrock's ARNs and inference profiles): a list that
+   * lacks an id does not mean it cannot serve it, so its patterns and Claude names still go to it.
+   */
+  unlistedIds?: boolean;
   /** Whether ids of the form `claude-*` go to this kind, and in which order (Anthropic's own before Bedrock). */
   claude?: number;
   /** Well-known models: what /v1/models shows for it when discovery has nothing (any id that routes can still be used). */

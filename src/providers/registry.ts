@@ -4,7 +4,8 @@ import { KINDS, missing } from "./kinds.ts";
 import type { ListedModel } from "./models.ts";
 import type { Provider } from "./provider.ts";
 
-export type Status = "available" | "not_configured" | "cooling";
+/** An upstream as /health names it: `unreachable` while its model discovery fails. */
+export type Status = "available" | "not_configured" | "cooling" | "unreachable";
 
 /**
  * The providers of a set of upstreams, by name: each built on first use (a server that never calls

@@ -36,7 +36,9 @@ export interface DiscoveryOptions {
 
 export function createDiscovery({ config, database, log, upstreams }: { config: DiscoveryOptions; database: () => Database; log: Logger; upstreams: () => readonly Upstream[] }) {
   const known = new Map<string, Known>();
-  const failing = new Set<string>();
+  /** Why each failing upstream's discovery failed; each is asked again sooner than MODELS_REFRESH_S (`retry`). */
+  const failing = new Map<string, string>();
+  const retries = new Map<string, Timer>();
   let timer: Timer | undefined;
   /** The configured upstreams, as of the configuration in force (worked out once per configuration). */
   const callable = new WeakMap<readonly Upstream[], Upstream[]>();
@@ -49,19 +51,34 @@ export function createDiscovery({ config, database, log, upstreams }: { config: 
 
   async function refresh(): Promise<void> {
     const listers = modelListers(upstreams());
-    const names = Object.keys(listers);
-    await Promise.all(names.map(async (name) => {
-      try {
-        const models = await listers[name]!();
-        known.set(name, { models, ids: new Set(models.map((m) => m.id)), source: "discovered", fetchedAt: Date.now() });
-        save(name, models);
-        if (failing.delete(name)) log.info(`model discovery for ${name} works again (${models.length} models)`);
-      } catch (error) {
-        if (!failing.has(name)) log.warn(`model discovery for ${name} failed; serving ${known.has(name) ? "the last list" : "the cached or built-in list"}:`, error instanceof Error ? error.message : error);
-        failing.add(name);
-        if (!known.has(name)) restore(name);
-      }
-    }));
+    await Promise.all(Object.keys(listers).map((name) => ask(name, listers[name]!)));
+  }
+
+  async function ask(name: string, list: () => Promise<ListedModel[]>, attempt = 0): Promise<void> {
+    try {
+      const models = await list();
+      known.set(name, { models, ids: new Set(models.map((m) => m.id)), source: "discovered", fetchedAt: Date.now() });
+      save(name, models);
+      if (failing.delete(name)) log.info(`model discovery for ${name} works again (${models.length} models)`);
+    } catch (error) {
+      const why = error instanceof Error ? error.message : String(error);
+      if (!failing.has(name)) log.warn(`model discovery for ${name} failed; serving ${known.has(name) ? "the last list" : "the cached or built-in list"}:`, why);
+      failing.set(name, why);
+      if (!known.has(name)) restore(name);
+      if (timer && !retries.has(name)) retry(name, attempt);
+    }
+  }
+
+  // A model server started after parley routes within seconds, not at the next MODELS_REFRESH_S.
+  function retry(name: string, attempt: number) {
+    const delay = Math.min(RETRY_FIRST_MS * 2 ** attempt, RETRY_MAX_MS, config.modelsRefreshS * 1000);
+    const next = setTimeout(() => {
+      retries.delete(name);
+      const list = failing.has(name) ? modelListers(upstreams())[name] : undefined;
+      if (list) void ask(name, list, attempt + 1);
+    }, delay);
+    next.unref();
+    retries.set(name, next);
   }
 
   function save(name: string, models: ListedModel[]) {
@@ -101,8 +118,16 @@ export function createDiscovery({ config, database, log, upstreams }: { config: 
       timer.unref();
       return refresh();
     },
-    stop: () => clearInterval(timer),
+    stop() {
+      clearInterval(timer);
+      timer = undefined;
+      for (const next of retries.values()) clearTimeout(next);
+      retries.clear();
+    },
     refresh,
+
+    /** Why an upstream's discovery fails, while it does. */
+    failure: (name: string): string | undefined => failing.get(name),
 
     /** Every id a configured upstream serves, as far as parley knows: for "did you mean". */
     ids(): string[] {
@@ -159,5 +184,8 @@ export function createDiscovery({ config, database, log, upstreams }: { config: 
 }
 
 const NONE: readonly string[] = [];
+/** A failed discovery is asked again after 2 s, then twice as long each time, never more than 30 s apart. */
+const RETRY_FIRST_MS = 2000;
+const RETRY_MAX_MS = 30_000;
 
 export type Discovery = ReturnType<typeof createDiscovery>;

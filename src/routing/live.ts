@@ -45,7 +45,8 @@ export function createLive(declared: Declared, options: LiveOptions, known: Know
     },
     status(name: string): Status {
       if (!current.providers.configured(name)) return "not_configured";
-      return cooldowns.cooling(name) ? "cooling" : "available";
+      if (cooldowns.cooling(name)) return "cooling";
+      return known.failure?.(name) ? "unreachable" : "available";
     },
   };
 }

@@ -31,6 +31,8 @@ export interface Known {
   /** Whether an upstream serves this id: unknown when it lists nothing (discovery off or failed). */
   serves(upstream: Upstream, id: string): boolean | undefined;
   ids(): string[];
+  /** Why an upstream's discovery fails, while it does (its models are then unknown, or the last list). */
+  failure?(upstream: string): string | undefined;
 }
 
 const NOTHING_KNOWN: Known = { upstreamsOf: () => [], serves: () => undefined, ids: () => [] };
@@ -76,11 +78,10 @@ export function createRouter({ upstreams, routes, modelAliases, modelRoutes }: R
     return weight === undefined ? { upstream: upstream.name, model: named } : { upstream: upstream.name, model: named, weight };
   };
   const to = (requested: string, of: readonly Upstream[], model: string): Route => ({ requested, targets: of.map((u) => target(u, model)), weighted: false });
-  // A pattern's upstreams that can serve the id: one whose list is known and lacks it is left out (Ollama is not asked for gpt-4o).
-  const serving = (of: Upstream[], model: string) => {
-    const some = of.filter((u) => known.serves(u, KINDS[u.kind].modelFor?.(model, u.settings) ?? model) !== false);
-    return some.length ? some : of;
-  };
+  // The upstreams that may serve the id: one whose list is known and lacks it is left out (an Ollama is
+  // not asked for gpt-4o), unless its kind serves ids it does not list (Bedrock's profiles and ARNs).
+  const serving = (of: readonly Upstream[], model: string) =>
+    of.filter((u) => KINDS[u.kind].unlistedIds || known.serves(u, KINDS[u.kind].modelFor?.(model, u.settings) ?? model) !== false);
   // A route's configured targets; none: all of them, so that the first says what to set.
   const ready = (route: FileRoute) => {
     const some = route.to.filter((t) => byName.has(t.upstream) && !missing(byName.get(t.upstream)!));
@@ -89,7 +90,7 @@ export function createRouter({ upstreams, routes, modelAliases, modelRoutes }: R
 
   function route(requested: string, facts?: Facts, trace?: Trace): Route {
     // No upstream has an id with a lone surrogate, and no URL path or header can carry one.
-    if (!requested.isWellFormed()) throw unknownModel(requested, known.ids());
+    if (!requested.isWellFormed()) throw unknownModel(requested, known.ids(), [], []);
     const model = modelAliases.get(requested) ?? requested;
     const slash = model.indexOf("/");
     const addressed = slash > 0 && slash < model.length - 1 ? byName.get(model.slice(0, slash)) : undefined;
@@ -114,21 +115,31 @@ export function createRouter({ upstreams, routes, modelAliases, modelRoutes }: R
     // A reload may have added a lister this (older) configuration does not have.
     const listed = listing.length ? listing.flatMap((name) => byName.get(name) ?? []) : [];
     // A Claude name Anthropic's API lists still fails over to Bedrock, which lists it by another id.
-    const claudes = model.startsWith("claude-") && listed.every((u) => KINDS[u.kind].claude !== undefined) ? serving(claude, model).filter((u) => !listed.includes(u)) : [];
+    const isClaude = model.startsWith("claude-");
+    const claudes = isClaude && listed.every((u) => KINDS[u.kind].claude !== undefined) ? serving(claude, model).filter((u) => !listed.includes(u)) : [];
     if (listed.length || claudes.length) {
       trace?.step(listed.length ? "the upstreams that list the id" : "claude-* to the Claude upstreams");
       return to(requested, [...listed, ...claudes], model);
     }
-    const at = builtIn.findIndex(({ pattern }) => pattern.test(model));
-    if (at >= 0) {
-      const matched = builtIn[at]!;
-      // An id the kind shares (gemini-*: the Gemini API, then Vertex) goes on to the later kinds' upstreams that take it too.
-      const also = KINDS[matched.kind].sharesIds ? builtIn.slice(at + 1).filter((b) => b.kind !== matched.kind && b.pattern.test(model)) : [];
-      trace?.step(`the built-in model names of kind ${[matched.kind, ...new Set(also.map((b) => b.kind))].join(", then ")}`);
-      const of = serving(matched.of, model);
-      return to(requested, also.length ? [...new Set([...of, ...also.flatMap((b) => serving(b.of, model))])] : of, model);
+    // Upstreams whose names the id has, left out because their lists lack it: the 404 names them.
+    const unlisted = isClaude ? [...claude] : [];
+    for (let at = 0; at < builtIn.length; at++) {
+      const { pattern, of, kind } = builtIn[at]!;
+      if (!pattern.test(model)) continue;
+      const some = serving(of, model);
+      if (some.length) {
+        // An id the kind shares (gemini-*: the Gemini API, then Vertex) goes on to the later kinds' upstreams that take it too.
+        const also = KINDS[kind].sharesIds ? builtIn.slice(at + 1).filter((b) => b.kind !== kind && b.pattern.test(model)) : [];
+        trace?.step(`the built-in model names of kind ${[kind, ...new Set(also.map((b) => b.kind))].join(", then ")}`);
+        return to(requested, also.length ? [...new Set([...some, ...also.flatMap((b) => serving(b.of, model))])] : some, model);
+      }
+      unlisted.push(...of);
     }
-    throw unknownModel(requested, known.ids());
+    const failing = upstreams.flatMap((u) => {
+      const why = known.failure?.(u.name);
+      return why ? [{ upstream: u.name, why }] : [];
+    });
+    throw unknownModel(requested, known.ids(), unlisted.map((u) => u.name), failing);
   }
   /** Some route asks for a token count: the tokenizer must be loaded before routing. */
   return Object.assign(route, { countsTokens: routes.some((r) => countsTokens(r.when)) });
@@ -161,9 +172,16 @@ function byWeight(targets: Target[]): Target[] {
 /** Characters of an unknown model id the error quotes. */
 const QUOTED = 200;
 
-function unknownModel(requested: string, ids: string[]) {
+/**
+ * The 404 for an id nothing routes: the upstreams whose names it has but whose lists lack it, and
+ * those whose discovery fails (an id only they serve routes once it works again).
+ */
+function unknownModel(requested: string, ids: string[], unlisted: string[], failing: { upstream: string; why: string }[]) {
   const near = closeMatches(requested, ids);
   const hint = near.length ? ` Did you mean ${near.map((id) => `'${id}'`).join(", ")}?` : "";
   const quoted = requested.length > QUOTED ? `${requested.slice(0, QUOTED)}…' (${requested.length} characters)` : `${requested}'`;
-  return notFound(`The model '${quoted} is not routed to any upstream.${hint} Use an id from GET /v1/models, <upstream>/<model>, or route it with MODEL_ROUTES (pattern=upstream), a route in parley.toml, or MODEL_ALIASES (alias=model).`);
+  const names = (of: string[]) => of.map((n) => `'${n}'`).join(", ");
+  const lacking = unlisted.length ? ` ${names(unlisted)} ${unlisted.length > 1 ? "do" : "does"} not list it.` : "";
+  const down = failing.map(({ upstream, why }) => ` Model discovery for '${upstream}' failed (${why}); parley asks again shortly, and an id it lists will route then.`).join("");
+  return notFound(`The model '${quoted} is not routed to any upstream.${lacking}${down}${hint} Use an id from GET /v1/models, <upstream>/<model>, or route it with MODEL_ROUTES (pattern=upstream), a route in parley.toml, or MODEL_ALIASES (alias=model).`);
 }

@@ -52,7 +52,8 @@ const VALUES: Record<string, [ok: (value: unknown) => boolean, allowed: string]>
   region: [(v) => typeof v === "string" && /^([a-z]{2}(-[a-z]+)+-\d+|[a-z]+-[a-z]+\d+|global)$/.test(v), "an AWS region such as us-east-1 (or a Google Cloud region such as us-east5)"],
   timeout_ms: [(v) => (v as number) >= 1, "at least 1"],
   retries: [(v) => (v as number) <= 10, "from 0 to 10"],
-  system_messages: [(v) => v === "inline" || v === "top", '"inline" or "top"'],
+  // "in-place" is ALPHA_SYSTEM_MESSAGES' older spelling of "inline": both are taken in both places.
+  system_messages: [(v) => v === "inline" || v === "in-place" || v === "top", '"inline" (or "in-place") or "top"'],
 };
 
 /**
@@ -70,7 +71,7 @@ export function readUpstreamsFile(path: string, text: string, lookup: (name: str
     doc = Bun.TOML.parse(text) as Record<string, unknown>;
   } catch (error) {
     const message = syntaxMessage(error);
-    return fail(syntaxLine(lines, message), message);
+    return fail(syntaxLine(lines, message), sentence(message));
   }
 
   for (const key of Object.keys(doc)) {
@@ -203,6 +204,16 @@ const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /** The parser's message, less the text it choked on: that may be a secret written without quotes. */
 const syntaxMessage = (error: unknown) => (error as Error).message.replace(/^TOML Parse error: /, "").replace(/:\s*".*"$/, "");
+
+/** The parser's message as a sentence: no byte codes (`found (0x0A)`), and what to do where it is plain. */
+function sentence(message: string): string {
+  const header = /^Expected '(\]\]?)' to close an? (table|array-of-tables) header but found \(0x0A\)$/.exec(message);
+  if (header) return `the ${header[2] === "table" ? "table" : "[[…]]"} header on this line is not closed: end it with '${header[1]}'`;
+  return message
+    .replace(/ but found \(0x0A\)/, " before the end of the line")
+    .replace(/ but found end of file/, " before the end of the file")
+    .replace(/\(0x([0-9A-F]{2})\)/gi, (_, hex: string) => JSON.stringify(String.fromCharCode(parseInt(hex, 16))));
+}
 
 /**
  * The line of a key inside the table that starts at line `from` (1-based), its sub-tables included

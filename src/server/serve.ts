@@ -16,7 +16,7 @@ export interface RunOptions {
 }
 
 /** Messages between a supervisor and its workers. */
-export type WorkerMessage = { type: "ready" } | { type: "stop"; graceMs?: number };
+export type WorkerMessage = { type: "ready" } | { type: "stop"; graceMs?: number } | { type: "closed" };
 
 /**
  * Runs one server process: listens, and on SIGINT/SIGTERM (or a supervisor's stop message, or the
@@ -62,6 +62,8 @@ export function runServer(config: Config, log: Logger, { worker, reload }: RunOp
     log.info(`${reason}: finishing ${server.pendingRequests} in-flight request(s), then stopping`);
     unwatch?.();
     const drained = server.stop(false);
+    // No longer accepting: a supervisor says a reload is done only once every old worker has said so.
+    if (worker !== undefined && process.connected) process.send?.({ type: "closed" } satisfies WorkerMessage);
     const grace = Bun.sleep(graceMs).then(() => "timeout" as const);
     if ((await Promise.race([drained, grace])) === "timeout") {
       log.warn(`shutdown grace of ${graceMs} ms is over: closing the remaining connections`);

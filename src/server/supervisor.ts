@@ -26,6 +26,8 @@ interface Worker {
   proc: Subprocess;
   /** True once the worker reports (over IPC) that it is listening; false if it exits or hangs first. */
   ready: Promise<boolean>;
+  /** Once it no longer accepts connections (it said so over IPC, or exited). */
+  closed: Promise<void>;
 }
 
 const RESTART_DELAY_MS = 500;
@@ -61,6 +63,8 @@ export function supervise(options: SuperviseOptions): void {
   function spawn(index: number): Worker {
     let settle: (ok: boolean) => void = () => {};
     const ready = new Promise<boolean>((resolve) => (settle = resolve));
+    let close: () => void = () => {};
+    const closed = new Promise<void>((resolve) => (close = resolve));
     const proc = Bun.spawn([...self(), "serve", ...options.args, "--worker", String(index)], {
       stdin: "ignore",
       stdout: "inherit",
@@ -69,10 +73,12 @@ export function supervise(options: SuperviseOptions): void {
       serialization: "json",
       ipc(message: WorkerMessage) {
         if (message?.type === "ready") settle(true);
+        else if (message?.type === "closed") close();
       },
       onExit(_proc, code, signal) {
         live.delete(worker);
         settle(false);
+        close();
         if (stopping || !serving.includes(worker)) return;
         log.warn(`worker ${index} exited (${signal ?? `code ${code}`}); restarting it`);
         setTimeout(() => {
@@ -83,7 +89,7 @@ export function supervise(options: SuperviseOptions): void {
     });
     const timeout = setTimeout(() => settle(false), READY_TIMEOUT_MS);
     void ready.then(() => clearTimeout(timeout));
-    const worker: Worker = { index, proc, ready };
+    const worker: Worker = { index, proc, ready, closed };
     live.add(worker);
     return worker;
   }
@@ -91,12 +97,16 @@ export function supervise(options: SuperviseOptions): void {
   const startAll = () => Array.from({ length: options.workers }, (_, i) => spawn(i + 1));
   const allReady = async (workers: Worker[]) => (await Promise.all(workers.map((w) => w.ready))).every(Boolean);
 
-  /** Asks workers to finish their in-flight requests and exit; kills those still there after the grace. */
-  function retire(workers: Worker[]) {
+  /**
+   * Asks workers to finish their in-flight requests and exit; kills those still there after the
+   * grace. Done once none of them accepts connections any more (each says so, or exits).
+   */
+  function retire(workers: Worker[]): Promise<void> {
     for (const worker of workers) {
       tell(worker, { type: "stop" });
       setTimeout(() => live.has(worker) && worker.proc.kill("SIGKILL"), options.graceMs + KILL_AFTER_MS).unref();
     }
+    return Promise.all(workers.map((w) => w.closed)).then(() => undefined);
   }
 
   async function reload() {
@@ -109,16 +119,17 @@ export function supervise(options: SuperviseOptions): void {
     const ok = await allReady(fresh);
     if (stopping) return;
     if (mine !== generation) {
-      retire(fresh);
+      void retire(fresh);
       return log.info("a newer configuration change superseded this reload; its workers are stopped");
     }
     if (!ok) {
-      retire(fresh);
+      void retire(fresh);
       return log.error("the new workers did not start; keeping the running ones");
     }
     const old = serving;
     serving = fresh;
-    retire(old);
+    // Said once the old workers take no new connection: from then on every request sees the new configuration.
+    await retire(old);
     log.info("reloaded: old workers are finishing their in-flight requests");
   }
 

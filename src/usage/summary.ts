@@ -28,7 +28,8 @@ const GROUP_SQL: Record<Grouping, string> = {
   key: "key_label",
   day: "strftime('%Y-%m-%d', time / 1000, 'unixepoch')",
   tag: "tag",
-  route: "route",
+  // A request no file route matched is grouped as "-", as one that reached no upstream is by upstream.
+  route: "COALESCE(route, '-')",
 };
 
 /** Usage since a moment (Unix seconds), one row per group: days in order, the rest busiest first. */

@@ -78,9 +78,9 @@ describe("parley upstreams", () => {
     const [file, ...lines] = stdout.trimEnd().split("\n");
     expect(file).toBe(`# upstreams file: ${join(user.dir, "parley.toml")}`);
     expect(lines[0]).toMatch(/^NAME +KIND +URL OR REGION +MODELS +STATUS$/);
-    expect(lines.map((l) => l.split(/ {2,}/)[0])).toEqual(["NAME", "alpha", "beta", "ollama", "groq", "eu", "us", "proxied", "mock"]);
-    expect(stdout).toMatch(/^alpha +openai +https:\/\/api\.openai\.com\/v1 +- +not configured: set ALPHA_API_KEY/m);
-    expect(stdout).toMatch(/^beta +bedrock +- +- +not configured: set BETA_REGION/m);
+    // The file declares every upstream: the spec's alpha and beta, not configured, are left out and said so.
+    expect(lines.map((l) => l.split(/ {2,}/)[0])).toEqual(["NAME", "ollama", "groq", "eu", "us", "proxied", "mock", "# not configured, not shown: alpha, beta (set ALPHA_* or BETA_* to use them)"]);
+    expect(stdout).not.toContain("not configured: set ALPHA_API_KEY");
     expect(stdout).toContain(`ollama   openai   ${ollama.url}`);
     expect(stdout).toMatch(/^ollama .* 2 \(discovered\) +configured$/m);
     expect(stdout).toMatch(/^groq .* 2 \(discovered\) +configured$/m);
@@ -91,6 +91,15 @@ describe("parley upstreams", () => {
     // The key went with discovery: it is read, just never shown.
     expect(groq.catalogue.ids.length).toBe(2);
     for (const secret of [GROQ_KEY, PASSWORD, BEDROCK_SECRET]) expect(stdout).not.toContain(secret);
+  });
+
+  test("the spec's alpha and beta are listed when no file declares upstreams, and when configured", async () => {
+    const bare = await cli(["upstreams"], userDir());
+    expect(bare.stdout).toMatch(/^alpha +openai +https:\/\/api\.openai\.com\/v1 +- +not configured: set ALPHA_API_KEY/m);
+    expect(bare.stdout).toMatch(/^beta +bedrock +- +- +not configured: set BETA_REGION/m);
+    const configured = await cli(["upstreams"], withFile(), { ALPHA_API_KEY: "sk-alpha-0123456789", MODELS_REFRESH_S: "0" });
+    expect(configured.stdout).toMatch(/^alpha +openai .* configured$/m);
+    expect(configured.stdout).toContain("# not configured, not shown: beta (set BETA_* to use it)");
   });
 
   test("--json for scripts; an upstream that cannot be reached has no count", async () => {

@@ -35,6 +35,8 @@ export async function startFakeOpenAI() {
   const sent: string[] = [];
   /** What GET /v1/models answers: these ids, or a 503 while failing. */
   const catalogue = { ids: ["gpt-4o", "gpt-4o-mini"], failing: false };
+  /** The model its replies name: the one asked for, or, set, the one it runs whatever was asked (as llama.cpp answers). */
+  const runs: { model?: string } = {};
 
   const server = Bun.serve({
     hostname: "127.0.0.1",
@@ -55,7 +57,7 @@ export async function startFakeOpenAI() {
       const embeddings = path === "/v1/embeddings";
       if (path !== "/v1/chat/completions" && !responses && !legacy && !embeddings) return Response.json({ error: { message: "not found" } }, { status: 404 });
       const script = take() ?? (body.stream ? { kind: "stream" } : { kind: "reply" });
-      const model = body.model;
+      const model = runs.model ?? body.model;
       if (responses && script.kind === "reply") return sendJson(responseObject(model, script, "completed"));
       if (responses && script.kind === "stream") return responsesSse(request, model, script);
       if (embeddings && script.kind === "reply") return Response.json(embeddingList(body, script));
@@ -162,8 +164,10 @@ export async function startFakeOpenAI() {
     ...controls,
     sent,
     catalogue,
+    runs,
     reset() {
       controls.reset();
+      delete runs.model;
       sent.length = 0;
     },
     stop: () => server.stop(true),

@@ -318,7 +318,7 @@ describe("the passthrough's end check", () => {
   test("the usage of a passed-through stream is read from its response.completed event", async () => {
     const response = await post({ model: GPT, input: "hi", stream: true });
     const text = await response.text();
-    expect(responses.usageIn!(text.slice(-3000))).toEqual({ input: { total: 11, cacheRead: 0, cacheWrite: 0 }, output: 7 });
+    expect(responses.usageIn!(text.slice(-3000))).toEqual({ input: { total: 11, cacheRead: 0, cacheWrite: 0 }, output: 7, model: GPT });
     expect(responses.usageIn!(complete)).toEqual(undefined);
   });
 });

@@ -179,15 +179,17 @@ describe("serving as processes", () => {
       const limit = async () => (await fetch(`${server.url}/v1/models`, { headers: { authorization: `Bearer ${TEST_KEY}`, connection: "close" } })).headers.get("x-ratelimit-limit");
       expect(await limit()).toBe("600");
       writeFileSync(join(configDir, "config.env"), "RATE_LIMIT_RPM=7\n");
-      await server.waitFor(/reloaded/);
+      // "reloaded" comes once the old worker takes no new connection (however late a busy machine
+      // lets it read the supervisor's stop): the next request is the new worker's.
+      await server.waitFor(/reloaded/, 90_000);
       expect(await limit()).toBe("7");
       writeFileSync(join(configDir, "config.env"), "RATE_LIMIT_RPM=lots\n");
-      await server.waitFor(/invalid, keeping the running workers/);
+      await server.waitFor(/invalid, keeping the running workers/, 90_000);
       expect(await limit()).toBe("7");
     } finally {
       await server.stop();
     }
-  });
+  }, 240_000);
 
   test("request logs name model, provider and status, and never a key or message content", async () => {
     const user = userDir();

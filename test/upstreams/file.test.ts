@@ -49,7 +49,9 @@ describe("every mistake in parley.toml is refused with FILE:LINE (contract 13)",
     ["an unterminated string", `${OLLAMA}\n[upstreams.groq]\nkind = "openai"\nbase_url = "https://api.groq.com/openai/v1\napi_key = "gsk"\n`, 7, /Unterminated string/],
     ["a value missing after a multi-line array", `${OLLAMA}models = [\n  "qwen2.5-coder:7b",\n  "llama3",\n]\ntimeout_ms =\ndiscover = true\n`, 8, /Missing value after '='/],
     ["a key given twice", `${OLLAMA}api_key = "a"\napi_key = "b"\n`, 5, /Cannot redefine key 'api_key'/],
-    ["an unclosed table header", `${OLLAMA}\n[upstreams.groq\nkind = "openai"\n`, 5, /Expected '\]'/],
+    ["an unclosed table header", `${OLLAMA}\n[upstreams.groq\nkind = "openai"\n`, 5, /: the table header on this line is not closed: end it with '\]'$/],
+    ["an unclosed [[routes]] header", `${OLLAMA}\n[[routes\nto = ["ollama"]\n`, 5, /: the \[\[…\]\] header on this line is not closed: end it with '\]\]'$/],
+    ["an unclosed array", `${OLLAMA}models = ["a", "b"\n`, 4, /: Expected ',' or '\]' in an array before the end of the (line|file)$/],
     ["a table given twice", `${OLLAMA}\n[upstreams.other]\nkind = "openai"\nbase_url = "http://x"\n\n[upstreams.ollama]\nkind = "openai"\n`, 9, /Cannot redefine table/],
     ["a syntax error after a multi-line string", `${OLLAMA}headers = { X-Note = """ok""" }\n\n[[routes]]\nmatch = "a = = b"\nto = ["ollama"]\nname = \n`, 9, /Missing value/],
     ["a misspelt key", `${OLLAMA}api_kye = "sk-x"\n`, 4, /unknown key 'api_kye' in \[upstreams\.ollama\] \(kind openai\) \(did you mean 'api_key'\?\)/],
@@ -84,7 +86,7 @@ describe("every mistake in parley.toml is refused with FILE:LINE (contract 13)",
     ["routes as a table", `${OLLAMA}\n[routes]\nto = ["ollama"]\n`, 5, /routes must be an array of tables: \[\[routes\]\]/],
     ["a misspelt key in a file with CRLF line ends", `${OLLAMA}\n[upstreams.groq]\nkind = "openai"\nbase_url = "http://x"\napi_kye = "x"\n`.replaceAll("\n", "\r\n"), 8, /unknown key 'api_kye'/],
     ["a syntax error in a CRLF file", `${OLLAMA}\n[upstreams.groq]\nkind = "openai"\nbase_url =\n`.replaceAll("\n", "\r\n"), 7, /Missing value/],
-    ["a bad system_messages", `${OLLAMA}system_messages = "bottom"\n`, 4, /system_messages .* must be "inline" or "top"/],
+    ["a bad system_messages", `${OLLAMA}system_messages = "bottom"\n`, 4, /system_messages .* must be "inline" \(or "in-place"\) or "top"/],
   ];
 
   for (const [name, toml, line, message] of cases) {
@@ -182,4 +184,15 @@ describe("parley serve with a bad parley.toml", () => {
     expect(code).toBe(2);
     expect(stderr.trim()).toMatch(/team\.toml:5: \[upstreams\.us\] \(kind bedrock\) needs region$/);
   });
+});
+
+describe("system_messages: one spelling accepted everywhere", () => {
+  const systemOnTop = (toml: string, env: Record<string, string> = {}, name = "ollama") =>
+    (load(toml, env).loaded().config.upstreams.upstreams.find((u) => u.name === name)!.settings as OpenAISettings).systemOnTop;
+  for (const [spelling, top] of [["inline", false], ["in-place", false], ["top", true]] as const) {
+    test(`"${spelling}" in the file and in ALPHA_SYSTEM_MESSAGES`, () => {
+      expect(systemOnTop(`${OLLAMA}system_messages = "${spelling}"\n`)).toBe(top);
+      expect(systemOnTop("", { ALPHA_SYSTEM_MESSAGES: spelling }, "alpha")).toBe(top);
+    });
+  }
 });

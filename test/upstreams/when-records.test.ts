@@ -75,7 +75,7 @@ describe("the route is named in the request log and the usage record (contract 1
     expect(records.map((r) => [r.provider, r.route])).toEqual([["ollama", "background"], ["ollama", "background"], ["cloud", "2"], ["mock", null]]);
 
     const byRoute = await (await call("/v1/usage?by=route")).json();
-    expect(byRoute.data.map((r: { group: string | null; requests: number }) => [r.group, r.requests])).toEqual([["background", 2], [null, 1], ["2", 1]]);
+    expect(byRoute.data.map((r: { group: string | null; requests: number }) => [r.group, r.requests])).toEqual([["background", 2], ["-", 1], ["2", 1]]);
     const env = { ...process.env, PARLEY_DATA_DIR: config.dataDir, PARLEY_CONFIG_DIR: config.configDir };
     const cli = await runCli(["usage", "--by", "route", "--json"], { env });
     expect(cli.code).toBe(0);
@@ -97,7 +97,7 @@ describe("the route is named in the request log and the usage record (contract 1
 
     const { config, call, post } = gateway(dataDir);
     // Read before anything is written: the summary adds the column as well.
-    expect((await (await call("/v1/usage?by=route")).json()).data.map((r: { group: string | null }) => r.group)).toEqual([null]);
+    expect((await (await call("/v1/usage?by=route")).json()).data.map((r: { group: string | null }) => r.group)).toEqual(["-"]);
     await (await post("/v1/messages", haiku, CLAUDE_CODE)).text();
     const records = await recordsOf(config, () => call("/v1/usage"));
     expect(records.map((r) => [r.model_requested, r.route])).toEqual([["claude-haiku-4-5", null], ["claude-haiku-4-5", "background"]]);

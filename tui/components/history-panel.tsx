@@ -6,7 +6,7 @@ import { useLatestState } from "../use-latest.ts";
 
 /**
  * `/history`: earlier conversations, newest first. Typing searches their text (and titles); ↑/↓
- * and Enter open one; Ctrl+R renames it, Ctrl+D twice deletes it; Esc goes back.
+ * and Enter open one; Ctrl+R renames it (Ctrl+U clears the title), Ctrl+D twice deletes it; Esc goes back.
  */
 export function HistoryPanel(props: { store: ChatStore; query?: string; height: number; current?: number; onOpen: (id?: number) => void; onNote: (text: string) => void }) {
   const { store, height } = props;
@@ -33,6 +33,8 @@ export function HistoryPanel(props: { store: ChatStore; query?: string; height: 
         return setList(store.search(currentQuery()));
       }
       if (key.backspace || key.delete) return setRenaming(title.slice(0, -1));
+      // Ctrl+U clears the field, as it clears a line in a shell and in the prompt.
+      if (key.ctrl && input === "u") return setRenaming("");
       if (input && !key.ctrl && !key.meta && !/[\x00-\x1f]/.test(input)) setRenaming(title + input);
       return;
     }

@@ -42,6 +42,8 @@ export const bedrockKind: Kind<BedrockSettings> = {
   // Claude's own names are called as the cross-region inference profile of the upstream's region.
   modelFor: (model, s) => anthropicProfile(model, s.region) ?? model,
   claude: 2,
+  // ListFoundationModels leaves out ARNs, provisioned models and some inference profiles.
+  unlistedIds: true,
   catalogue: known([
     ["anthropic.claude-3-5-sonnet-20241022-v2:0", "anthropic", "2024-10-22"],
     ["anthropic.claude-3-5-haiku-20241022-v1:0", "anthropic", "2024-10-22"],

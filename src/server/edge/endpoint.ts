@@ -3,6 +3,7 @@ import type { ChatCall, ChatOutcome, EndpointCall } from "../../core/chat.ts";
 import type { Json } from "../../lib/read.ts";
 import type { Principal } from "../auth.ts";
 import type { Renderer } from "./errors.ts";
+import type { RequestLog } from "../request-log.ts";
 
 /**
  * One endpoint, declared as data: where it is, who may call it, what of the request it reads, whose
@@ -83,6 +84,8 @@ export interface Context {
   /** With `body: "json"`. */
   body?: Json;
   raw?: string;
+  /** The request's log line (absent below LOG_LEVEL=info): a handler that calls upstreams notes where it went. */
+  log?: RequestLog;
 }
 
 export interface Signature {

@@ -63,7 +63,7 @@ export function createPipeline(endpoints: Endpoint[], options: PipelineOptions) 
       if (declaredTooLong(request, maxBody)) throw tooLarge(maxBody);
       if (!endpoint) throw unrouted(request.method, sent, router.known(sent));
       response = endpoint.kind === "plain"
-        ? await plain(endpoint, request, headers, found.params, mark === -1 ? "" : url.slice(mark + 1))
+        ? await plain(endpoint, request, headers, log, found.params, mark === -1 ? "" : url.slice(mark + 1))
         : await tracked(endpoint, request, headers, log, found.params, mark === -1 ? "" : url.slice(mark));
     } catch (error) {
       response = failure(error, request, headers, renderer, debug, logger);
@@ -110,7 +110,7 @@ export function createPipeline(endpoints: Endpoint[], options: PipelineOptions) 
   }
 
   /** Any other endpoint: its handler, given what it asked the pipeline to read. */
-  async function plain(endpoint: PlainEndpoint, request: Request, headers: Record<string, string>, params: string[], search: string): Promise<Response> {
+  async function plain(endpoint: PlainEndpoint, request: Request, headers: Record<string, string>, log: RequestLog | undefined, params: string[], search: string): Promise<Response> {
     let raw = endpoint.signature?.signed(request) ? await readText(request, maxBody) : undefined;
     const principal = await admit(endpoint, request, raw, headers);
     const query = search === "" ? {} : Object.fromEntries(new URLSearchParams(search));
@@ -124,7 +124,7 @@ export function createPipeline(endpoints: Endpoint[], options: PipelineOptions) 
       }
     }
     const body = endpoint.body === "json" ? jsonObject((raw ??= await readText(request, maxBody))) : undefined;
-    return answered(await endpoint.answer({ request, headers, principal, query, params, body, raw }), headers);
+    return answered(await endpoint.answer({ request, headers, principal, query, params, body, raw, log }), headers);
   }
 
   const routes: { method: string; path: string }[] = endpoints.filter((e) => !e.unlisted).map(({ method, path }) => ({ method, path }));

@@ -61,10 +61,12 @@ export function trackUsage(service: UsageService | undefined, { log, request, pr
     const stream = answer?.stream ?? false;
     const outcome: UsageRecord["outcome"] = status === 499 ? "cancelled" : status !== 200 ? "error" : done?.ok === false ? (broken ? "broken" : "cancelled") : "ok";
     const provider = observed?.provider ?? null;
-    const model = answer?.model !== undefined ? clip(answer.model) : (observed?.model ?? null);
+    // The model that answered: as its reply names it (a local server answers gpt-4o with its own model), else the id sent upstream.
+    const answered = done?.usage?.model ?? answer?.model;
+    const model = answered !== undefined ? clip(answered) : (observed?.model ?? null);
     const tokens = done?.usage && billed(done.usage);
-    // Priced as the model that answered (the id sent upstream, after aliases, routes and fallbacks), not the one asked for.
-    const price = observed?.free ? FREE : answer?.model !== undefined ? service.prices(answer.model) : undefined;
+    // Priced as the model that answered, not the one asked for: one without a price costs null.
+    const price = observed?.free ? FREE : answered !== undefined ? service.prices(answered) : undefined;
     const cost = tokens ? costOf(price, tokens) : null;
     if (answer && !stream && cost !== null) answer.headers[COST_HEADER] = String(Math.round(cost * 1e10) / 1e10);
     if (tokens && principal.budget) service.budgets?.spend(principal.label, principal.budget, tokens.input + tokens.output + tokens.cacheRead + tokens.cacheWrite, cost);

@@ -11,10 +11,10 @@ export function countTokens(count: TokenCounter): PlainEndpoint {
     scope: "chat",
     errors: "anthropic",
     body: "json",
-    async answer({ request, headers, principal, body, raw }) {
+    async answer({ request, headers, principal, body, raw, log }) {
       // A count needs no max_tokens; the decoder, written for messages, does.
       const decoded = anthropic.decodeRequest({ ...body!, max_tokens: body!.max_tokens ?? 1 });
-      const { tokens, estimate } = await count({ request: decoded, raw: raw!, dialect: "anthropic-messages", headers: request.headers, signal: request.signal, key: principal!.label, endpoint: "/v1/messages" });
+      const { tokens, estimate } = await count({ request: decoded, raw: raw!, dialect: "anthropic-messages", headers: request.headers, signal: request.signal, key: principal!.label, endpoint: "/v1/messages", observe: log && ((o) => log.note({ model: o.model, provider: o.provider, ...(o.route ? { route: o.route } : {}) })) });
       if (estimate) headers["x-parley-token-count"] = "estimate";
       return { input_tokens: tokens };
     },

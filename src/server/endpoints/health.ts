@@ -18,7 +18,9 @@ export function health(upstreams: Live, redis?: () => Promise<RedisStatus>): Pla
   const credentials = () => {
     const said = upstreams.current().declared.upstreams.flatMap((u) => {
       const describe = KINDS[u.kind].credentials;
-      return describe && !missing(u) ? [[u.name, describe(u.settings)] as const] : [];
+      if (missing(u)) return [];
+      const said = u.shownCredentials ?? describe?.(u.settings);
+      return said !== undefined ? [[u.name, said] as const] : [];
     });
     return said.length ? { credentials: Object.fromEntries(said) } : {};
   };

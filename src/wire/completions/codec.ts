@@ -4,7 +4,7 @@ import { isObject, optionalBoolean, optionalString, type Json } from "../../lib/
 import { randomId, type Codec, type StreamEncoder } from "../codec.ts";
 import { fromOpenAIChat, toOpenAIChat, usageIn } from "../openai-chat/usage.ts";
 import { badShape, type Upstream } from "../upstream-errors.ts";
-import { usageTracker } from "../usage.ts";
+import { answeredBy, usageTracker } from "../usage.ts";
 
 /**
  * OpenAI's legacy completions (`POST /v1/completions`, contract 18): `prompt` and `suffix` for
@@ -78,5 +78,5 @@ export function checkTextCompletion(body: unknown, up: Upstream): Usage | undefi
   const bad = (what: string) => badShape(up, what, JSON.stringify(body));
   if (!isObject(body) || !Array.isArray(body.choices)) throw bad("no choices in the completion");
   if (!body.choices.every((choice) => isObject(choice) && typeof choice.text === "string")) throw bad("a choice without text");
-  return fromOpenAIChat(body.usage);
+  return answeredBy(fromOpenAIChat(body.usage), body.model);
 }

@@ -1,3 +1,4 @@
+import { answeredBy } from "../usage.ts";
 import { randomId } from "../codec.ts";
 import { isObject, stringOr } from "../../lib/read.ts";
 import type { ChatReply, Part, Usage } from "../../ir.ts";
@@ -32,7 +33,7 @@ export function decodeReply(body: unknown, up: Upstream): ChatReply {
     if (!fn || typeof fn.name !== "string" || !fn.name) throw bad("a tool call without a name");
     content.push({ type: "tool_call", id: toolCallId(call.id), name: fn.name, arguments: argumentsText(fn.arguments) });
   }
-  return { id: typeof body.id === "string" ? body.id : undefined, content, finish: fromFinishReason(stringOr(choice.finish_reason)), usage: decodeUsage(body.usage) };
+  return { id: typeof body.id === "string" ? body.id : undefined, content, finish: fromFinishReason(stringOr(choice.finish_reason)), usage: answeredBy(decodeUsage(body.usage), body.model) };
 }
 
 /**
@@ -46,7 +47,7 @@ export function checkCompletion(body: unknown, up: Upstream): Usage | undefined 
   const message = choice.message;
   if (message === undefined || message === null) {
     if (typeof choice.finish_reason !== "string") throw bad("choices[0] has no message and no finish_reason");
-    return decodeUsage(body.usage);
+    return answeredBy(decodeUsage(body.usage), body.model);
   }
   if (!isObject(message)) throw bad("choices[0].message is not an object");
   if (textOf(message.content) === undefined) throw bad("message.content is neither text nor null");
@@ -58,7 +59,7 @@ export function checkCompletion(body: unknown, up: Upstream): Usage | undefined 
       if (!fn || typeof fn.name !== "string" || !fn.name) throw bad("a tool call without a name");
     }
   }
-  return decodeUsage(body.usage);
+  return answeredBy(decodeUsage(body.usage), body.model);
 }
 
 export const chatId = (id?: string) => (id?.startsWith("chatcmpl") ? id : randomId("chatcmpl-"));

@@ -1,6 +1,6 @@
 import { randomId, type StreamDecoder, type StreamEncoder } from "../codec.ts";
 import { isObject, stringOr, type Json } from "../../lib/read.ts";
-import { usageTracker } from "../usage.ts";
+import { answeredBy, usageTracker } from "../usage.ts";
 import type { ChatRequest, SseEvent, StreamEvent } from "../../ir.ts";
 import { badShape, type Upstream } from "../upstream-errors.ts";
 import { fromFinishReason, toFinishReason } from "./finish-reason.ts";
@@ -40,7 +40,7 @@ export function streamDecoder(up: Upstream): StreamDecoder<unknown> {
       const finish = stringOr(choice.finish_reason);
       if (finish) events.push({ type: "finish", finish: fromFinishReason(finish) });
     }
-    const usage = decodeUsage(chunk.usage);
+    const usage = answeredBy(decodeUsage(chunk.usage), chunk.model);
     if (usage) events.push({ type: "usage", usage });
     return events;
   };

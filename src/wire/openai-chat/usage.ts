@@ -1,3 +1,4 @@
+import { answeredBy } from "../usage.ts";
 import { isObject, numberOr } from "../../lib/read.ts";
 import type { Usage } from "../../ir.ts";
 
@@ -22,7 +23,8 @@ export function usageIn(tail: string): Usage | undefined {
   const start = tail.lastIndexOf("data:", at);
   const end = tail.indexOf("\n", at);
   try {
-    return fromOpenAIChat(JSON.parse(tail.slice(start + 5, end === -1 ? undefined : end)).usage);
+    const chunk = JSON.parse(tail.slice(start + 5, end === -1 ? undefined : end));
+    return answeredBy(fromOpenAIChat(chunk.usage), chunk.model);
   } catch {
     return undefined;
   }

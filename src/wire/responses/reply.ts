@@ -1,3 +1,4 @@
+import { answeredBy } from "../usage.ts";
 import { randomId } from "../codec.ts";
 import { isObject } from "../../lib/read.ts";
 import type { ChatReply, Finish, Usage } from "../../ir.ts";
@@ -70,5 +71,5 @@ export function checkResponse(body: unknown, up: Upstream): Usage | undefined {
   if (!isObject(body)) throw bad("the response is not an object");
   if (!Array.isArray(body.output)) throw bad("the response has no output list");
   if (!body.output.every(isObject)) throw bad("an output item is not an object");
-  return fromResponses(body.usage);
+  return answeredBy(fromResponses(body.usage), body.model);
 }

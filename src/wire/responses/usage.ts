@@ -1,3 +1,4 @@
+import { answeredBy } from "../usage.ts";
 import { isObject, numberOr } from "../../lib/read.ts";
 import type { Usage } from "../../ir.ts";
 
@@ -28,7 +29,8 @@ export function usageIn(tail: string): Usage | undefined {
   if (at === -1 || start === -1) return undefined;
   const end = tail.indexOf("\n", start);
   try {
-    return fromResponses(JSON.parse(tail.slice(start + 5, end === -1 ? undefined : end)).response?.usage);
+    const response = JSON.parse(tail.slice(start + 5, end === -1 ? undefined : end)).response;
+    return answeredBy(fromResponses(response?.usage), response?.model);
   } catch {
     return undefined;
   }
