@@ -3,15 +3,18 @@
  * replies and stream events from it; every provider turns it into its wire call and back.
  */
 
+/** A client's own prompt-cache breakpoint (Anthropic's `cache_control`), carried as it was sent. */
+export type CacheControl = Record<string, unknown>;
+
 export type Part =
-  | { type: "text"; text: string }
+  | { type: "text"; text: string; cache?: CacheControl }
   /** Inline image, base64 bytes. */
   | { type: "image"; mediaType: string; data: string }
   /** Remote image: only OpenAI-compatible upstreams fetch these themselves. */
   | { type: "image_url"; url: string }
   /** `arguments` is the JSON text of the call's input, as OpenAI carries it. */
   | { type: "tool_call"; id: string; name: string; arguments: string }
-  | { type: "tool_result"; toolCallId: string; content: string; isError?: boolean }
+  | { type: "tool_result"; toolCallId: string; content: string; isError?: boolean; cache?: CacheControl }
   /** A document (a PDF), base64 bytes; only some upstreams read them. */
   | { type: "document"; mediaType: string; data: string; title?: string }
   /**
@@ -72,6 +75,13 @@ export interface ChatRequest {
    * Responses' `reasoning` set): routes' `when.thinking` reads it (contract 15).
    */
   thinking?: boolean;
+  /** The client's `cache_control` on each `system` entry (same index), where it put one (contract 22). */
+  systemCache?: (CacheControl | undefined)[];
+  /**
+   * The client's dialect has no word for cache breakpoints (Chat Completions, Responses): an
+   * Anthropic upstream's encoder places them on a long request that carries none (contract 22).
+   */
+  autoCache?: boolean;
 }
 
 export type ResponseFormat =

@@ -94,7 +94,7 @@ describe("bad values fail at load, naming the variable, the value and what is al
     ["BETA_REGION", "Frankfurt", /BETA_REGION=.*AWS region/],
     ["RATE_LIMIT_RPM", "-1", /RATE_LIMIT_RPM/],
     ["MAX_UPLOAD_BYTES", "0", /MAX_UPLOAD_BYTES/],
-    ["API_KEYS", "k1:chat+admin", /API_KEYS=\*\*\*\*.*scopes from chat/],
+    ["API_KEYS", "k1:chat+root", /API_KEYS=\*\*\*\*.*scopes from chat/],
     ["MODEL_ROUTES", "llama*=ollama", /MODEL_ROUTES/],
     ["WORKERS", "0", /WORKERS/],
   ];

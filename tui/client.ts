@@ -18,7 +18,8 @@ export type ChatPiece =
   | { type: "text"; text: string }
   | { type: "tool"; index: number; name?: string; arguments: string }
   | { type: "finish"; reason: string }
-  | { type: "usage"; input: number; output: number }
+  /** `cached`: of the input, the tokens the upstream read from its prompt cache. */
+  | { type: "usage"; input: number; output: number; cached: number }
   /** The server retries: the call it makes next, of how many at most, after waiting how long, and why. */
   | { type: "retry"; attempt: number; of: number; waitMs: number; status: number; retryAfter?: number };
 
@@ -112,7 +113,8 @@ export function createClient(serverUrl: string, apiKey: string | undefined) {
         ...(settings.stream ? { stream: true, stream_options: { include_usage: true } } : {}),
       });
       // x-parley-progress: the server tells a streamed reply's retries in SSE comments.
-      const headers = { ...(tag ? { "x-parley-tag": tag } : {}), ...(settings.stream ? { "x-parley-progress": "1" } : {}) };
+      // The tag names the conversation as a session too: on a route of several upstreams it stays on one, its prompt cache warm.
+      const headers = { ...(tag ? { "x-parley-tag": tag, "x-parley-session": tag } : {}), ...(settings.stream ? { "x-parley-progress": "1" } : {}) };
       const response = await request("/v1/chat/completions", { method: "POST", body, signal, headers });
       // Some OpenAI-compatible servers answer a streaming request with one JSON reply: take it as it is.
       if (!settings.stream || !response.headers.get("content-type")?.includes("event-stream")) {
@@ -121,7 +123,7 @@ export function createClient(serverUrl: string, apiKey: string | undefined) {
         if (choice?.message?.content) yield { type: "text", text: choice.message.content };
         for (const [index, call] of (choice?.message?.tool_calls ?? []).entries()) yield { type: "tool", index, name: call.function?.name, arguments: call.function?.arguments ?? "" };
         if (choice?.finish_reason) yield { type: "finish", reason: choice.finish_reason };
-        if (reply.usage) yield { type: "usage", input: reply.usage.prompt_tokens, output: reply.usage.completion_tokens };
+        if (reply.usage) yield usagePiece(reply.usage);
         return;
       }
       const events = response.body!.pipeThrough(new TextDecoderStream()).pipeThrough(sseMessages());
@@ -142,7 +144,7 @@ export function createClient(serverUrl: string, apiKey: string | undefined) {
         if (choice?.delta?.content) yield { type: "text", text: choice.delta.content };
         for (const call of choice?.delta?.tool_calls ?? []) yield { type: "tool", index: call.index ?? 0, name: call.function?.name, arguments: call.function?.arguments ?? "" };
         if (choice?.finish_reason) yield { type: "finish", reason: choice.finish_reason };
-        if (chunk.usage) yield { type: "usage", input: chunk.usage.prompt_tokens, output: chunk.usage.completion_tokens };
+        if (chunk.usage) yield usagePiece(chunk.usage);
       }
       if (!done && !signal.aborted) throw new ServerError(0, "stream_error", "The stream ended before the reply was complete.");
     },
@@ -156,16 +158,20 @@ interface ToolCall {
   function?: { name?: string; arguments?: string };
 }
 
+type ReplyUsage = { prompt_tokens: number; completion_tokens: number; prompt_tokens_details?: { cached_tokens?: number } };
+
+const usagePiece = (usage: ReplyUsage): ChatPiece => ({ type: "usage", input: usage.prompt_tokens, output: usage.completion_tokens, cached: usage.prompt_tokens_details?.cached_tokens ?? 0 });
+
 interface Reply {
   choices?: { message?: { content?: string | null; tool_calls?: ToolCall[] }; finish_reason?: string | null }[];
-  usage?: { prompt_tokens: number; completion_tokens: number };
+  usage?: ReplyUsage;
 }
 
 interface Chunk {
   /** `status` and `retry_after` come when the server answered early to tell its retries. */
   error?: { type?: string; message?: string; status?: number; retry_after?: number };
   choices?: { delta?: { content?: string; tool_calls?: ToolCall[] }; finish_reason?: string | null }[];
-  usage?: { prompt_tokens: number; completion_tokens: number };
+  usage?: ReplyUsage;
 }
 
 function parse(data: string): Chunk {

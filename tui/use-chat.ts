@@ -56,7 +56,7 @@ export function useChat(client: Client, store: ChatStore) {
     setWaiting({ kind: "first-token" });
     let reply = "";
     let truncated = false;
-    let used: { input: number; output: number } | undefined;
+    let used: { input: number; output: number; cached: number } | undefined;
     const calls: { name: string; arguments: string }[] = [];
     const current = (): NewTurn => ({ role: "assistant", text: reply, ...(calls.length ? { toolCalls: calls.map((c) => ({ ...c })) } : {}), ...(truncated ? { truncated } : {}) });
     setLive({ id: 0, ...current() });
@@ -85,7 +85,7 @@ export function useChat(client: Client, store: ChatStore) {
           continue;
         }
         setWaiting(undefined);
-        if (piece.type === "usage") used = { input: piece.input, output: piece.output };
+        if (piece.type === "usage") used = { input: piece.input, output: piece.output, cached: piece.cached };
         else if (piece.type === "finish") truncated = piece.reason === "length";
         else if (piece.type === "text") reply += piece.text;
         else {
@@ -102,7 +102,7 @@ export function useChat(client: Client, store: ChatStore) {
         store.updateConversation(conversation.current!, { usage: spent });
       }
       void client.cost(costTag(conversationId)).then((usd) => conversation.current === conversationId && setCost(usd));
-      settle({ ...current(), meta: `${model} · ${seconds()}${used ? ` · ${used.input} → ${used.output} tokens` : ""}` });
+      settle({ ...current(), meta: `${model} · ${seconds()}${used ? ` · ${used.input} → ${used.output} tokens${used.cached ? ` (${used.cached} cached)` : ""}` : ""}` });
     } catch (error) {
       if (abort.signal.aborted) {
         if (reply || calls.length) settle({ ...current(), meta: `cancelled after ${seconds()}` });

@@ -47,6 +47,8 @@ async function route(name: string, env: Record<string, string>, expected: string
   const gateway = claude ?? (await startGateway({ UPSTREAM_RETRIES: "0", ...env }));
   if (anthropic === "overloaded") claude!.anthropic.outage.script = { kind: "error", status: 529, type: "overloaded_error", message: "Overloaded" };
   const calls: string[] = [];
+  /** parley's answers to Claude Code's Messages calls: an error would make it retry. */
+  const statuses: number[] = [];
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
@@ -60,7 +62,9 @@ async function route(name: string, env: Record<string, string>, expected: string
       const keys = body.startsWith("{") ? Object.keys(JSON.parse(body)) : [];
       const ends = keys.length ? ` members=${keys[0]}..${keys.at(-1)}` : "";
       calls.push(`${request.method} ${url.pathname}${url.search}${model ? ` model=${model}` : ""}${beta ? ` anthropic-beta=${beta}` : ""}${ends}`);
-      return gateway.app.handle(request);
+      const response = await gateway.app.handle(request);
+      if (url.pathname === "/v1/messages") statuses.push(response.status);
+      return response;
     },
   });
 
@@ -91,6 +95,7 @@ async function route(name: string, env: Record<string, string>, expected: string
   check("claude -p exits 0", code === 0, code === 0 ? "" : stderr.trim().slice(0, 500));
   check(`claude -p prints the model's answer`, stdout.includes(expected), JSON.stringify(stdout.trim().slice(0, 200)));
   check("it called POST /v1/messages", messageCalls > 0);
+  check("every Messages call was answered 200 (nothing for Claude Code to retry)", statuses.every((status) => status === 200), statuses.join(", "));
   if (args.length) {
     // mock/tools: a tool call, its result answered with text, and the turn ends (a few side calls besides).
     check("the turn ended after a tool round trip", messageCalls <= 10, `${messageCalls} Messages calls`);

@@ -29,6 +29,9 @@ export default async function check(): Promise<string> {
   process.env.TMPDIR = dir;
   const gateway = await startGateway();
   const seen: Seen[] = [];
+  /** Codex's WebSocket attempts (GET /v1/responses) and every status parley answered: a retry or a delay shows here. */
+  const upgrades: number[] = [];
+  const statuses: number[] = [];
   // In front of the gateway, to see what Codex itself sends (headers included).
   const server = Bun.serve({
     hostname: "127.0.0.1",
@@ -37,24 +40,39 @@ export default async function check(): Promise<string> {
     async fetch(request) {
       const raw = await request.text();
       const response = await gateway.app.handle(new Request(request.url, { method: request.method, headers: request.headers, body: raw || undefined }));
+      statuses.push(response.status);
+      if (request.method === "GET" && new URL(request.url).pathname === "/v1/responses") upgrades.push(response.status);
       if (request.method === "POST") seen.push({ headers: request.headers, body: JSON.parse(raw), dropped: response.headers.get("x-parley-dropped-tools") });
       return response;
     },
   });
   try {
     const codex = await install(dir);
-    const run = (model: string) => exec(codex, dir, model, `http://127.0.0.1:${server.port}/v1`);
+    let builtIn = false;
+    const run = (model: string) => exec(codex, dir, model, `http://127.0.0.1:${server.port}/v1`, builtIn);
     const lines: string[] = [];
 
     const checkReply = async (label: string, model: string, expected: string) => {
+      upgrades.length = 0;
+      statuses.length = 0;
+      const started = performance.now();
       const out = await run(model);
       if (!out.includes(expected)) throw new Error(`codex exec with ${label} (${model}) did not print '${expected}':\n${out}`);
-      lines.push(`${label}: "${expected}"`);
+      // One WebSocket attempt at most, answered 426 so that Codex falls back at once (a 404 cost it seven, ~7 s).
+      if (upgrades.length > 1 || upgrades.some((status) => status !== 426)) throw new Error(`codex exec with ${label} tried the WebSocket ${upgrades.length} times (statuses ${upgrades.join(", ")})`);
+      const failed = statuses.filter((status) => status >= 400 && status !== 426);
+      if (failed.length) throw new Error(`codex exec with ${label}: parley answered ${failed.join(", ")}, which Codex retries`);
+      lines.push(`${label}: "${expected}" (${upgrades.length} WebSocket attempt, ${statuses.length - upgrades.length} POST, ${Math.round(performance.now() - started)} ms)`);
     };
     await checkReply("OpenAI passthrough", "gpt-4.1", "Hello from OpenAI");
     await checkReply("Bedrock Claude converted", CLAUDE, "Hello from Claude");
     await checkReply("mock", "mock", "say hi");
     const first = seen[0]!;
+    // The built-in OpenAI provider pointed at parley tries the Responses WebSocket first: one 426, then POST.
+    builtIn = true;
+    await checkReply("built-in OpenAI provider", "gpt-4.1", "Hello from OpenAI");
+    if (upgrades.length !== 1) throw new Error(`the built-in OpenAI provider made ${upgrades.length} WebSocket attempts, not 1: the 426 path went untried`);
+    builtIn = false;
 
     // A tool round trip through the conversion: Claude asks Codex to run a command, Codex sends its output back.
     seen.length = 0;
@@ -88,10 +106,10 @@ async function version(codex: string): Promise<string> {
   return (await new Response(proc.stdout).text()).trim().replace(/^codex-cli /, "");
 }
 
-/** One `codex exec` in a fresh CODEX_HOME whose only provider is parley. */
-async function exec(codex: string, dir: string, model: string, baseUrl: string): Promise<string> {
+/** One `codex exec` in a fresh CODEX_HOME whose only provider is parley: its own table, or (`builtIn`) the built-in OpenAI one at parley's URL. */
+async function exec(codex: string, dir: string, model: string, baseUrl: string, builtIn = false): Promise<string> {
   const home = mkdtempSync(join(dir, "home-"));
-  writeFileSync(join(home, "config.toml"), [
+  writeFileSync(join(home, "config.toml"), builtIn ? [`model = "${model}"`, `model_provider = "openai"`, `openai_base_url = "${baseUrl}"`, ``].join("\n") : [
     `model = "${model}"`,
     `model_provider = "parley"`,
     ``,
@@ -104,7 +122,7 @@ async function exec(codex: string, dir: string, model: string, baseUrl: string):
   ].join("\n"));
   const proc = Bun.spawn([codex, "exec", "--skip-git-repo-check", "say hi"], {
     cwd: home,
-    env: { PATH: process.env.PATH ?? "", HOME: home, CODEX_HOME: home, PARLEY_API_KEY: TEST_KEY },
+    env: { PATH: process.env.PATH ?? "", HOME: home, CODEX_HOME: home, PARLEY_API_KEY: TEST_KEY, ...(builtIn ? { CODEX_API_KEY: TEST_KEY, OPENAI_API_KEY: TEST_KEY } : {}) },
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",

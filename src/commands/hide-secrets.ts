@@ -20,7 +20,8 @@ const camel = (key: string) => key.replace(/_([a-z])/g, (_, c: string) => c.toUp
 function passwordOf(where: string): string | undefined {
   if (!where.includes("@")) return undefined;
   try {
-    return new URL(where).password || undefined;
+    // A URL, or a region then a URL (a Bedrock upstream with endpoint_url).
+    return new URL(where.split(" ").at(-1)!).password || undefined;
   } catch {
     return undefined;
   }

@@ -2,8 +2,8 @@
 
 import { splitList, type Check } from "./values.ts";
 
-export type Scope = "chat" | "models" | "files:read" | "files:write" | "usage" | "metrics";
-export const SCOPES: readonly Scope[] = ["chat", "models", "files:read", "files:write", "usage", "metrics"];
+export type Scope = "chat" | "models" | "files:read" | "files:write" | "usage" | "metrics" | "admin";
+export const SCOPES: readonly Scope[] = ["chat", "models", "files:read", "files:write", "usage", "metrics", "admin"];
 
 /** A daily allowance, in tokens or US dollars, counted per UTC day. */
 export interface Budget {

@@ -7,6 +7,7 @@ import { takesNative, type Provider } from "../providers/provider.ts";
 import type { Live } from "../routing/live.ts";
 import type { Target } from "../routing/routes.ts";
 import type { Codec } from "../wire/codec.ts";
+import type { Access } from "./access.ts";
 import { firstByte } from "./first-byte.ts";
 import { createLoop, type Observed, type Retry } from "./loop.ts";
 import { callNative, relayNative } from "./native.ts";
@@ -26,6 +27,8 @@ export interface ChatCall {
   headers?: Headers;
   /** Who asked, and where: what routes' `when` reads beside the request (contract 15). */
   caller?: { endpoint: string; key: string; headers: Headers };
+  /** What the caller's key may reach, and its budget (absent: an open key). */
+  access?: Access;
   /** Aborts when the client goes away. */
   signal: AbortSignal;
   /** Told when a stream breaks after it started: its log line says so. */
@@ -114,7 +117,8 @@ export function createChat({ config, upstreams, log, attachFiles }: ChatDeps) {
         const error = (e: GatewayError) => output.streamEncoder(requested, asked.forEncoder()).error(e);
         return relayNative(reply, output, provider.label, error, onBreak, call.onDone && done);
       }
-      const request = asked.request;
+      // The route's `prompt_cache = "off"`: no breakpoints added for this target.
+      const request = target.promptCache === "off" && asked.request.autoCache ? { ...asked.request, autoCache: false } : asked.request;
       if (request.needsNative) throw invalidRequest(`${request.needsNative.reason} The upstream '${upstream.name}' is of kind ${upstream.kind}.`, `${request.needsNative.field}: not supported on a converted route`);
       if (!request.stream) {
         const reply = await firstByte(provider.complete(request, target.model, signal), upstream.timeoutMs, provider.label);
@@ -135,7 +139,7 @@ export function createChat({ config, upstreams, log, attachFiles }: ChatDeps) {
         attached = true;
       }
       : undefined;
-    return (await loop<Answer>({ requested, facts: asked, signal, observe: call.observe, onRetry: call.onRetry, prepare, answer })) as ChatOutcome;
+    return (await loop<Answer>({ requested, facts: asked, signal, access: call.access, observe: call.observe, onRetry: call.onRetry, prepare, answer })) as ChatOutcome;
   };
 }
 

@@ -4,6 +4,7 @@ import { takesNative, type Dialect, type Provider } from "../providers/provider.
 import { estimateTokens } from "../routing/estimate.ts";
 import type { Live } from "../routing/live.ts";
 import type { Target } from "../routing/routes.ts";
+import type { Access } from "./access.ts";
 import type { CoreOptions } from "./chat.ts";
 import { createLoop, type Observed } from "./loop.ts";
 
@@ -17,6 +18,8 @@ export interface CountCall {
   /** The API key's label, and the endpoint the counted request will go to: routes' `when` reads them. */
   key?: string;
   endpoint?: string;
+  /** What the key may reach (a count holds no budget). */
+  access?: Access;
   /** Told where the request went (or would go, when the estimate answers), as a chat's log line is. */
   observe?: (info: Observed) => void;
 }
@@ -41,7 +44,7 @@ const UNCOUNTABLE = new Error("no upstream count for this request");
  */
 export function createTokenCounter(config: Pick<CoreOptions, "defaultModel" | "modelFallbacks">, upstreams: Live) {
   const loop = createLoop({ modelFallbacks: config.modelFallbacks, upstreams });
-  return async function count({ request, raw, dialect, headers, signal, key, endpoint, observe }: CountCall): Promise<Count> {
+  return async function count({ request, raw, dialect, headers, signal, key, endpoint, access, observe }: CountCall): Promise<Count> {
     const requested = request.model ?? config.defaultModel;
     if (requested) {
       const answer = async (provider: Provider, target: Target) => {
@@ -52,8 +55,9 @@ export function createTokenCounter(config: Pick<CoreOptions, "defaultModel" | "m
       // Routed nowhere (an unknown model): that 404 stands; any failure after it, the estimate answers.
       let routed = false;
       try {
+        // A count is no turn of a session: it neither follows one nor moves it (`session: null`).
         const counted = await loop<{ tokens: number; headers?: Record<string, string> }>({
-          requested, facts: { request, headers, key, endpoint }, signal, answer, observe: (o) => {
+          requested, facts: { request, headers, key, endpoint, session: null }, signal, access, answer, observe: (o) => {
             routed = o.provider !== "-";
             observe?.(o);
           },

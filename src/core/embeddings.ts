@@ -57,7 +57,7 @@ export function createEmbeddings({ config, upstreams }: Pick<ChatDeps, "config" 
       return { kind: "json", body: encode(result, requested) };
     };
 
-    return (await loop<Answer>({ requested, facts: { ...call.caller }, signal: call.signal, observe: call.observe, answer })) as ChatOutcome;
+    return (await loop<Answer>({ requested, facts: { ...call.caller }, signal: call.signal, access: call.access, observe: call.observe, answer })) as ChatOutcome;
   }
 
   return Object.assign(embeddings, { embed });

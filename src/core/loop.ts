@@ -2,9 +2,11 @@ import { GatewayError } from "../errors.ts";
 import type { Upstream } from "../providers/kind.ts";
 import type { Provider } from "../providers/provider.ts";
 import { loadTokenizer, tokenizerLoaded } from "../routing/estimate.ts";
+import { DEFAULT_AFFINITY_TTL_S, keepsSessions, placeKey, sessionOf, sessionOrder, settle, type Affinity, type Sessions } from "../routing/affinity.ts";
 import type { Live } from "../routing/live.ts";
 import { ordered, type Route, type Target } from "../routing/routes.ts";
 import type { Facts } from "../routing/when.ts";
+import type { Access } from "./access.ts";
 import { backoff, pause, waitsTooLong } from "./backoff.ts";
 
 /** Where a request went, as the request log and the usage record want it. */
@@ -18,6 +20,8 @@ export interface Observed {
   /** That upstream charges nothing for its answers, whatever the model id. */
   free: boolean;
   route?: string;
+  /** The session the request named (contract 22), as sent, read only when asked: the usage record keeps it hashed. */
+  session?: () => string | undefined;
 }
 
 /** A call after a failed one, as a client that asked for progress is told of it. */
@@ -41,6 +45,8 @@ export interface LoopCall<T> {
   observe?: (info: Observed) => void;
   /** Told before each call after a failed one (only clients that asked for progress pass it). */
   onRetry?: (retry: Retry) => void;
+  /** What the request's key may reach (absent: everything), and its budget's hold. */
+  access?: Access;
   /** Before each call is counted (chat attaches the files it names, once). */
   prepare?: () => Promise<void>;
   /** One call to one target; a retryable GatewayError sends the request on to the next. */
@@ -70,10 +76,10 @@ interface Try {
  * x-parley-* headers, and `observe` is told once, at the end, where the request went.
  */
 export function createLoop({ modelFallbacks, upstreams }: LoopOptions) {
-  const { cooldowns } = upstreams;
+  const { cooldowns, sessions } = upstreams;
   return async function run<T extends { headers?: Record<string, string> }>(call: LoopCall<T>): Promise<Routed<T>> {
     const { providers, router, byName } = upstreams.current();
-    const { requested, facts, signal } = call;
+    const { requested, facts, signal, access } = call;
     let attempts = 0;
     let since: number | undefined;
     let tried: Try | undefined;
@@ -81,8 +87,17 @@ export function createLoop({ modelFallbacks, upstreams }: LoopOptions) {
     try {
       // Routed once, before the first call; the fallbacks are routed with the same facts.
       if (router.countsTokens && !tokenizerLoaded()) await loadTokenizer();
+      const refused = access?.refuse(requested);
+      if (refused) throw refused;
       const route = router(requested, facts);
-      const targets = ordered(route, cooldowns.cooling);
+      // A session on a route of several targets goes where it went before (contract 22); nothing is read for any other.
+      const session = keepsSessions(route) ? sessionOf(facts) : undefined;
+      let placing = session === undefined ? undefined : placeOf(sessions, session, route);
+      if (placing instanceof Promise) placing = await placing;
+      const affinity = placing;
+      const inOrder = affinity ? sessionOrder(route, affinity, cooldowns.cooling) : ordered(route, cooldowns.cooling);
+      const targets = access ? permitted(access, requested, route, inOrder) : inOrder;
+      if (access?.reserve) await access.reserve(targets[0]!.model, facts);
       // Most calls succeed at once: what the retries need is made only after a failure.
       let rest: Iterator<Try> | undefined;
       let count: (() => number) | undefined;
@@ -109,6 +124,8 @@ export function createLoop({ modelFallbacks, upstreams }: LoopOptions) {
           cooldowns.succeeded(target.upstream);
           const headers: Record<string, string> = { "x-parley-model": target.model, "x-parley-upstream": target.upstream, "x-parley-attempts": String(attempts) };
           if (turn.route.name) headers["x-parley-route"] = turn.route.name;
+          // MODEL_FALLBACKS are never sticky: only the session's own route's targets place it.
+          if (affinity && turn.route === route) headers["x-parley-session-target"] = settle(sessions, affinity, target.upstream);
           outcome.headers = headers;
           return outcome as Routed<T>;
         } catch (error) {
@@ -118,7 +135,7 @@ export function createLoop({ modelFallbacks, upstreams }: LoopOptions) {
         if (waitsTooLong(last)) (spent ??= new Set()).add(keyOf(turn));
         if (!rest) {
           const models = [requested, ...(modelFallbacks.get(requested) ?? [])];
-          const plan = planner(router, facts, byName, cooldowns.cooling);
+          const plan = planner(router, facts, byName, cooldowns.cooling, access);
           rest = tries(models, plan, { route, targets });
           count = () => countTries(models, plan, { route, targets });
         }
@@ -143,6 +160,7 @@ export function createLoop({ modelFallbacks, upstreams }: LoopOptions) {
       if (call.observe) {
         const observed: Observed = { model: requested, provider: tried?.target.upstream ?? "-", upstream_ms: since === undefined ? undefined : Math.round(performance.now() - since), attempts, free };
         if (tried?.route.name) observed.route = tried.route.name;
+        if (facts) observed.session = () => sessionOf(facts);
         call.observe(observed);
       }
     }
@@ -150,6 +168,14 @@ export function createLoop({ modelFallbacks, upstreams }: LoopOptions) {
 }
 
 export type Loop = ReturnType<typeof createLoop>;
+
+/** Where a session is on its route: a Map read, or a Redis round trip with REDIS_URL (no promise without). */
+function placeOf(sessions: Sessions, session: string, route: Route): Affinity | Promise<Affinity> {
+  const place = placeKey(session, route);
+  const ttlS = route.affinityTtlS ?? DEFAULT_AFFINITY_TTL_S;
+  const on = sessions.on(place, ttlS);
+  return on instanceof Promise ? on.then((upstream) => ({ place, ttlS, on: upstream })) : { place, ttlS, on };
+}
 
 /** The error, when another call may succeed; thrown again when not (or when the client left). */
 function retryable(error: unknown, signal: AbortSignal): GatewayError {
@@ -172,12 +198,23 @@ type Plan = (model: string, known?: { route: Route; targets: Target[] }) => { ro
  * A model's route and its targets in this request's order (the first model's are known already),
  * and how many retries its first target's upstream allows.
  */
-function planner(router: (model: string, facts?: Facts) => Route, facts: Facts | undefined, byName: ReadonlyMap<string, Upstream>, cooling: (upstream: string) => boolean): Plan {
+function planner(router: (model: string, facts?: Facts) => Route, facts: Facts | undefined, byName: ReadonlyMap<string, Upstream>, cooling: (upstream: string) => boolean, access: Access | undefined): Plan {
   return (model, known) => {
     const route = known?.route ?? router(model, facts);
-    const targets = known?.targets ?? ordered(route, cooling);
-    return { route, targets, retries: byName.get((known?.targets ?? route.targets)[0]!.upstream)?.retries ?? 0 };
+    const refused = known ? undefined : access?.refuse(model);
+    if (refused) throw refused;
+    const targets = known?.targets ?? (access ? permitted(access, model, route, ordered(route, cooling)) : ordered(route, cooling));
+    return { route, targets, retries: byName.get((known || access ? targets : route.targets)[0]!.upstream)?.retries ?? 0 };
   };
+}
+
+/** The targets the key may reach, in order; a 403 when the route, or every target, is not for it. */
+function permitted(access: Access, model: string, route: Route, targets: Target[]): Target[] {
+  const refused = route.name ? access.refuse(model, route.name) : undefined;
+  if (refused) throw refused;
+  const reachable = targets.filter((target) => access.reaches(target.upstream));
+  if (reachable.length === 0) throw access.unreachable(model, targets.map((target) => target.upstream));
+  return reachable;
 }
 
 /**

@@ -25,10 +25,11 @@ export function relayNative(
   label: string,
   error: (error: GatewayError) => SseEvent[],
   onBreak: (error: GatewayError) => void,
-  onEnd?: (usage: Usage | undefined) => void,
+  onEnd?: (usage: Usage | undefined, ok?: boolean) => void,
 ) {
-  const ending = { last: output.lastEvent, names: output.endEvents, error, write: output.writeEvents };
-  const end = onEnd && ((tail: string) => onEnd(withInput(output.usageIn?.(tail), reply.input?.())));
+  const ending = { last: output.lastEvent, names: output.endEvents, error, write: output.writeEvents, failed: output.failedEvent };
+  // A stream the client left before its end: the input read at its start is all that is known.
+  const end = onEnd && ((tail: string | undefined) => (tail === undefined ? onEnd(withInput(undefined, reply.input?.()), false) : onEnd(withInput(output.usageIn?.(tail), reply.input?.()))));
   return { kind: "stream" as const, body: guardStream(reply.chunks, reply.first, ending, reply.failure, () => incomplete(label), onBreak, end), contentType: reply.contentType };
 }
 

@@ -32,6 +32,7 @@ export class ClientRequest implements Facts {
   images: boolean | undefined = undefined;
   seen: (string | null)[] | undefined = undefined;
   flags: number | undefined = undefined;
+  session: string | null | undefined = undefined;
 
   constructor(
     private readonly codec: Codec,
@@ -69,6 +70,12 @@ export class ClientRequest implements Facts {
     } catch {
       return { system: [], messages: [], stream: this.stream, includeUsage: false, fileIds: [] };
     }
+  }
+
+  /** The Responses (and Chat) `prompt_cache_key`, at the body's top level: a session's name when no header gives one. */
+  promptCacheKey(): string | undefined {
+    const key = this.body.prompt_cache_key;
+    return typeof key === "string" && key ? key : undefined;
   }
 
   /** Whether it names files to attach (only a body decoded at once can: without `file_ids` it names none). */

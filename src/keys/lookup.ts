@@ -41,11 +41,26 @@ export interface LookupOptions {
   /** Env keys (API_KEY, API_KEYS) by the hex SHA-256 of their secret, served from the same map. */
   fixed?: Iterable<[string, ActiveKey]>;
   log?: Logger;
+  /**
+   * Asks the store for changes at most this often (0: at every request). The server uses
+   * KEY_CHECK_MS and answers a change of the keys only that long after its commit: every worker's
+   * next request after the answer is then at least that long after its last question, so it asks
+   * again and sees the change. Under load the question is asked once per many requests.
+   */
+  checkEveryMs?: number;
 }
 
 /**
+ * How often the server's lookup asks for changes, and how long the admin API waits before it answers
+ * a change. Each question costs 4 to 11 µs under load (a read transaction on the WAL): asked at every
+ * request it cost the JSON passthrough 4 µs of CPU a request; every 20 ms it costs nothing measurable,
+ * and an admin change is answered 21 ms later.
+ */
+export const KEY_CHECK_MS = 20;
+
+/**
  * The key check on every request: one SHA-256 and one Map lookup, after one cheap question to the
- * store (has any key changed? `PRAGMA data_version` for SQLite). `last_used_at` is written in
+ * store (has any key changed? `PRAGMA data_version` for SQLite; at most every `checkEveryMs`). `last_used_at` is written in
  * batches once a second, never by the request.
  *
  * No constant-time compare: the Map is keyed by the SHA-256 of the presented secret, so whatever
@@ -58,10 +73,16 @@ export function createKeyLookup(store: KeyStore, options: LookupOptions = {}) {
   let used = new Map<string, number>();
   let timer: Timer | undefined;
   let complainedAt = 0;
+  const every = options.checkEveryMs ?? 0;
+  let askedAt = -Infinity;
 
   function identify(presented: string): Verdict | undefined {
-    const snapshot = changes();
-    if (snapshot) entries = build(snapshot, fixed);
+    const at = every > 0 ? performance.now() : 0;
+    if (every === 0 || at - askedAt >= every) {
+      askedAt = at;
+      const snapshot = changes();
+      if (snapshot) entries = build(snapshot, fixed);
+    }
     const entry = entries.get(hashSecret(presented));
     if (!entry) return undefined;
     const now = Date.now();

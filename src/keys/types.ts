@@ -1,8 +1,8 @@
 import { SCOPES, type Scope } from "../config.ts";
 
-/** What a key may do: today's scopes, and `admin` for the admin API (contract 19). */
-export type KeyScope = Scope | "admin";
-export const KEY_SCOPES: readonly KeyScope[] = [...SCOPES, "admin"];
+/** What a key may do: the scopes of API_KEYS, `admin` (the admin API, contract 19) among them. */
+export type KeyScope = Scope;
+export const KEY_SCOPES: readonly KeyScope[] = SCOPES;
 
 export type Period = "day" | "week" | "month";
 export const PERIODS: readonly Period[] = ["day", "week", "month"];

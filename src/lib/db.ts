@@ -6,8 +6,9 @@ import { join } from "node:path";
 export function openDatabase(dataDir: string): Database {
   mkdirSync(dataDir, { recursive: true });
   const db = new Database(join(dataDir, "parley.db"), { create: true, strict: true });
-  db.run("PRAGMA journal_mode = WAL");
+  // The busy timeout first: switching to WAL waits, too, while another process recovers the log.
   db.run("PRAGMA busy_timeout = 5000");
+  db.run("PRAGMA journal_mode = WAL");
   // Everything here is a counter or a cache of the object store: speed matters more than surviving a power cut.
   db.run("PRAGMA synchronous = OFF");
   db.run("PRAGMA wal_autocheckpoint = 10000");

@@ -49,6 +49,11 @@ export interface StreamEnding {
    */
   names?: string[];
   error: (error: GatewayError) => SseEvent[];
+  /**
+   * How the dialect's error event begins (`event: error`): a stream whose last event is the
+   * upstream's own error has said how it failed, and gets no second error from parley (contract 26).
+   */
+  failed?: string;
   /** How the dialect writes events, when not as server-sent events. */
   write?: (events: SseEvent[]) => Uint8Array;
 }
@@ -96,8 +101,11 @@ export function guardStream(
   failure: (error: unknown) => Error,
   incomplete: () => GatewayError,
   onBreak: (error: GatewayError) => void,
-  /** Given the text of the last events of a complete stream (its usage event, if it sent one). */
-  onEnd?: (tail: string) => void,
+  /**
+   * Given the text of the last events of a complete stream (its usage event, if it sent one); undefined
+   * when the client left before the end (what was held for the call is then released).
+   */
+  onEnd?: (tail: string | undefined) => void,
 ): ReadableStream<Uint8Array> {
   const names = ending.names;
   const tail = names ? lastEventTail() : ending.write ? byteTail() : chunkTail();
@@ -138,7 +146,11 @@ export function guardStream(
         if (typeof written !== "number") await written;
       }
       const text = tail.text();
-      if (!complete(text)) return fail(controller, incomplete());
+      if (!complete(text)) {
+        if (!ending.failed || !lastEventIs(text, ending.failed)) return fail(controller, incomplete());
+        onBreak(incomplete());
+        return controller.close();
+      }
       // The client has its last bytes before the usage is counted.
       controller.close();
       onEnd?.(text);
@@ -148,7 +160,7 @@ export function guardStream(
       gone = true;
       if (onEnd) {
         const text = tail.text();
-        if (complete(text)) onEnd(text);
+        onEnd(complete(text) ? text : undefined);
       }
       return source.cancel(reason).then(() => {});
     },
@@ -324,6 +336,13 @@ function firstLine(chunks: Uint8Array[], offset: number): string {
 function nameIn(text: string): string {
   const end = text.indexOf("\n", 1);
   return end === -1 || !text.startsWith("\nevent:") ? "" : text.slice(7, end).trim();
+}
+
+/** Whether the last event of an SSE text begins with `start`. */
+function lastEventIs(text: string, start: string): boolean {
+  const body = text.trimEnd();
+  const at = Math.max(body.lastIndexOf("\n\n"), body.lastIndexOf("\r\n\r\n"));
+  return body.slice(at < 0 ? 0 : at).trimStart().startsWith(start);
 }
 
 function joined(newestFirst: string[], oldest: string): string {

@@ -25,6 +25,11 @@ export function createCooldowns(seconds: number, now = () => Date.now()) {
       strikes.delete(name);
       until.delete(name);
     },
+    /** When this process's cooldown of the upstream ends (Unix ms), if it is cooling. */
+    until(name: string): number | undefined {
+      const end = until.get(name);
+      return end !== undefined && now() < end ? end : undefined;
+    },
     cooling(name: string): boolean {
       if (until.size === 0) return false;
       const end = until.get(name);

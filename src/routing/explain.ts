@@ -1,4 +1,5 @@
 import { matcher } from "../lib/glob.ts";
+import { DEFAULT_AFFINITY_TTL_S, keepsSessions, placeKey, sessionOf, sessionOrder } from "./affinity.ts";
 import type { Route, Router } from "./routes.ts";
 import type { FileRoute } from "./upstreams-file.ts";
 import { conditions, imagesOf, type Facts } from "./when.ts";
@@ -47,7 +48,7 @@ export function explain({ router, routes, modelAliases, modelFallbacks, file }: 
   if (matched) out.push(`${at(matched)}: matches`, ...reasons(matched));
   else if (early) out.push(`routed by ${step}, before the file's routes`);
   else out.push(`${routes.length ? "no route matched" : "no [[routes]]"}: routed by ${step}`);
-  out.push(...targets(route));
+  out.push(...targets(route), ...sessions(route, facts));
   for (const fallback of modelFallbacks.get(requested) ?? []) {
     try {
       const next = router(fallback, facts);
@@ -57,6 +58,21 @@ export function explain({ router, routes, modelAliases, modelFallbacks, file }: 
     }
   }
   return `${out.join("\n")}\n`;
+}
+
+/** What a route does with sessions (contract 22), and where this request's session would start. */
+function sessions(route: Route, facts: Facts): string[] {
+  const lines = route.promptCache === "off" ? ['prompt_cache = "off": no cache breakpoints added to requests converted to Anthropic'] : [];
+  if (route.targets.length < 2) return lines;
+  if (!keepsSessions(route)) return [...lines, 'affinity = "none": each request of a session goes where the order above sends it'];
+  const ttlS = route.affinityTtlS ?? DEFAULT_AFFINITY_TTL_S;
+  lines.push(`affinity = "session": a session stays on one target until ${ttlS} s pass without a request of it; it moves only when that target fails or cools down`);
+  const session = sessionOf(facts);
+  if (session !== undefined) {
+    const first = sessionOrder(route, { place: placeKey(session, route), ttlS, on: undefined }, () => false)[0]!;
+    lines.push(`  this request's session starts on ${first.upstream}`);
+  }
+  return lines;
 }
 
 function targets(route: Route): string[] {

@@ -1,4 +1,6 @@
 import type { Upstream } from "../providers/kind.ts";
+import type { Redis } from "../lib/redis.ts";
+import { localSessions, redisSessions } from "./affinity.ts";
 import { createCooldowns } from "./cooldown.ts";
 import { createProviders, type Providers, type Status } from "../providers/registry.ts";
 import { createRouter, type Known, type Router } from "./routes.ts";
@@ -16,6 +18,8 @@ export interface LiveOptions {
   modelAliases: ReadonlyMap<string, string>;
   modelRoutes: readonly { pattern: string; upstream: string }[];
   cooldownS: number;
+  /** Sessions' places are shared through it when set (REDIS_URL). */
+  redis?: Redis;
 }
 
 /**
@@ -24,6 +28,7 @@ export interface LiveOptions {
  */
 export function createLive(declared: Declared, options: LiveOptions, known: Known) {
   const cooldowns = createCooldowns(options.cooldownS);
+  const sessions = options.redis ? redisSessions(options.redis) : localSessions();
   const build = (next: Declared, routes = options.modelRoutes): UpstreamSet => ({
     declared: next,
     byName: new Map(next.upstreams.map((u) => [u.name, u])),
@@ -34,6 +39,8 @@ export function createLive(declared: Declared, options: LiveOptions, known: Know
   return {
     current: () => current,
     cooldowns,
+    /** Where sessions are (contract 22): kept across reloads, as cooldowns are. */
+    sessions,
     /** Puts a new configuration in force; says what changed. */
     replace(next: Declared, modelRoutes = options.modelRoutes): string {
       const before = current;

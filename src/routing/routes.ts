@@ -12,6 +12,8 @@ export interface Target {
   upstream: string;
   model: string;
   weight?: number;
+  /** Its route's `prompt_cache = "off"`: no automatic cache breakpoints on a request converted for it. */
+  promptCache?: "off";
 }
 
 export interface Route {
@@ -22,6 +24,12 @@ export interface Route {
   /** Where to try, in order (drawn by weight when `weighted`); each retry goes to the next. */
   targets: Target[];
   weighted: boolean;
+  /** `affinity = "none"`: sessions are not kept on one target (contract 22). */
+  affinity?: "none";
+  /** `affinity_ttl_s`: how long a session's place is remembered; absent: the default. */
+  affinityTtlS?: number;
+  /** `prompt_cache = "off"`: no automatic cache breakpoints on requests converted to Anthropic. */
+  promptCache?: "off";
 }
 
 /** What the upstreams list, as their `models` and discovery know it (nothing, when it is off). */
@@ -62,7 +70,7 @@ export interface Trace {
 export function createRouter({ upstreams, routes, modelAliases, modelRoutes }: Routing, known: Known = NOTHING_KNOWN) {
   const byName = new Map(upstreams.map((u) => [u.name, u]));
   const custom = modelRoutes.map(({ pattern, upstream }) => ({ test: matcher(pattern), upstream: byName.get(upstream)! }));
-  const file = routes.map((route) => ({ route, test: route.match === undefined ? undefined : matcher(route.match), holds: route.when && compile(route.when) }));
+  const file = routes.map((route) => ({ route, test: route.match === undefined ? undefined : matcher(route.match), holds: route.when && compile(route.when), keys: sessionKeys(route) }));
   // Of several upstreams of a kind, the configured ones; none: the first, whose call says what to set.
   const usable = (of: Upstream[]) => {
     const ready = of.filter((u) => !missing(u));
@@ -103,13 +111,16 @@ export function createRouter({ upstreams, routes, modelAliases, modelRoutes }: R
       trace?.step("MODEL_ROUTES", true);
       return to(requested, [routed.upstream], model);
     }
-    for (const { route, test, holds } of file) {
+    for (const { route, test, holds, keys } of file) {
       if ((test && !test(model)) || (holds && !(facts && holds(facts)))) {
         trace?.skipped(route);
         continue;
       }
       const sent = route.model ?? model;
-      return { requested, name: route.name, targets: ready(route).map((t) => target(byName.get(t.upstream)!, t.model ?? sent, t.weight)), weighted: route.weighted };
+      const targets = ready(route).map((t) => target(byName.get(t.upstream)!, t.model ?? sent, t.weight));
+      if (route.promptCache === "off") for (const t of targets) t.promptCache = "off";
+      const routed: Route = { requested, name: route.name, targets, weighted: route.weighted };
+      return keys ? Object.assign(routed, keys) : routed;
     }
     const listing = known.upstreamsOf(model);
     // A reload may have added a lister this (older) configuration does not have.
@@ -146,6 +157,12 @@ export function createRouter({ upstreams, routes, modelAliases, modelRoutes }: R
 }
 
 export type Router = ReturnType<typeof createRouter>;
+
+/** A file route's session and cache keys (contract 22) that are not the defaults, made once; none: undefined. */
+function sessionKeys({ affinity, affinityTtlS, promptCache }: FileRoute): Pick<Route, "affinity" | "affinityTtlS" | "promptCache"> | undefined {
+  if (affinity !== "none" && affinityTtlS === undefined && promptCache !== "off") return undefined;
+  return { ...(affinity === "none" ? { affinity } : {}), ...(affinityTtlS !== undefined ? { affinityTtlS } : {}), ...(promptCache === "off" ? { promptCache } : {}) };
+}
 
 /**
  * The targets in the order this request tries them: as listed, or drawn by weight (the first by

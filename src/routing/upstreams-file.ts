@@ -24,6 +24,11 @@ export interface FileRoute {
   weighted: boolean;
   /** Conditions on the request, all of which must hold (contract 15); absent: always. */
   when?: When;
+  /** Sessions kept on one target (default "session"), and for how long (contract 22). */
+  affinity?: "session" | "none";
+  affinityTtlS?: number;
+  /** Automatic cache breakpoints on requests converted to Anthropic (default "auto"). */
+  promptCache?: "auto" | "off";
   /** Where the file declares it. */
   line: number;
 }
@@ -39,7 +44,15 @@ export class FileError extends Error {}
 
 const NAME = /^[a-z0-9][a-z0-9_-]*$/;
 export const COMMON: Record<string, KeyType> = { kind: "string", models: "strings", discover: "boolean", timeout_ms: "integer", retries: "integer", headers: "table" };
-export const ROUTE: Record<string, KeyType> = { name: "string", match: "string", model: "string", to: "string", when: "table" };
+export const ROUTE: Record<string, KeyType> = {
+  name: "string", match: "string", model: "string", to: "string", when: "table", affinity: "string", affinity_ttl_s: "integer", prompt_cache: "string",
+};
+/** What a route key must be beyond its type. */
+const ROUTE_VALUES: Record<string, [ok: (value: unknown) => boolean, allowed: string]> = {
+  affinity: [(v) => v === "session" || v === "none", '"session" or "none"'],
+  affinity_ttl_s: [(v) => (v as number) >= 1 && (v as number) <= 86_400, "from 1 to 86400 seconds"],
+  prompt_cache: [(v) => v === "auto" || v === "off", '"auto" or "off"'],
+};
 export const TARGET: Record<string, KeyType> = { upstream: "string", weight: "integer", model: "string" };
 
 const isUrl = (v: unknown) => typeof v === "string" && /^https?:\/\/[^\s/]+/.test(v) && URL.canParse(v);
@@ -144,6 +157,9 @@ export function readUpstreamsFile(path: string, text: string, lookup: (name: str
       if (entry.weight !== undefined && !((entry.weight as number) > 0)) fail(at("to"), "weight must be a positive integer");
       return { upstream, ...(entry.weight !== undefined ? { weight: entry.weight as number } : {}), ...(entry.model !== undefined ? { model: entry.model as string } : {}) };
     });
+    for (const [key, [ok, allowed]] of Object.entries(ROUTE_VALUES)) {
+      if (expanded[key] !== undefined && !ok(expanded[key])) fail(at(key), `${key} in [[routes]] must be ${allowed}, not ${JSON.stringify(expanded[key])}`);
+    }
     const when = expanded.when === undefined ? undefined : readWhen(expanded.when, (key, message) => fail(key === undefined ? at("when") : lineWithin(lines, at(), key), message));
     return {
       name: typeof expanded.name === "string" ? expanded.name : String(index + 1),
@@ -152,6 +168,9 @@ export function readUpstreamsFile(path: string, text: string, lookup: (name: str
       to,
       weighted: to.some((t) => t.weight !== undefined),
       ...(when ? { when } : {}),
+      ...(expanded.affinity !== undefined ? { affinity: expanded.affinity as "session" | "none" } : {}),
+      ...(expanded.affinity_ttl_s !== undefined ? { affinityTtlS: expanded.affinity_ttl_s as number } : {}),
+      ...(expanded.prompt_cache !== undefined ? { promptCache: expanded.prompt_cache as "auto" | "off" } : {}),
       line: at(),
     };
   });

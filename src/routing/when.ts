@@ -75,6 +75,10 @@ export interface Facts {
   seen?: (string | null)[];
   /** stream, tools and thinking as bits, read once. */
   flags?: number;
+  /** The session it belongs to (contract 22), read once by `sessionOf`: null when it names none. */
+  session?: string | null;
+  /** The body's `prompt_cache_key`, for a request that has a body. */
+  promptCacheKey?(): string | undefined;
 }
 
 /** One condition of a `when`, as `parley routes explain` shows it. */

@@ -1,14 +1,15 @@
 import type { Database } from "bun:sqlite";
-import type { Config } from "../config.ts";
+import type { Config, Entry } from "../config.ts";
 import type { Logger } from "../log.ts";
 import { openDatabase } from "../lib/db.ts";
 import type { AccessEntry } from "./access-log.ts";
-import { createKeyring, type Guard } from "./auth.ts";
+import type { Guard } from "./auth.ts";
 import { createControlPlane } from "./bedrock/control.ts";
 import { corsHeaders } from "./edge/cors.ts";
 import type { Endpoint } from "./edge/endpoint.ts";
 import { createPipeline, REQUEST_ID } from "./edge/pipeline.ts";
 import { COST_HEADER } from "./edge/track-usage.ts";
+import { createKeys } from "./keys.ts";
 import { createRateLimiter, type RateLimiter } from "./rate-limit.ts";
 import { createRedisRateLimiter } from "./rate-limit-redis.ts";
 import { connectRedis, type Redis } from "../lib/redis.ts";
@@ -33,9 +34,12 @@ import { gemini } from "./endpoints/gemini.ts";
 import { health } from "./endpoints/health.ts";
 import { messages } from "./endpoints/messages.ts";
 import { metrics } from "./endpoints/metrics.ts";
+import { onFirstDrop } from "../providers/dropped-betas.ts";
+import { sealKeyIn } from "../lib/seal.ts";
 import { modelEndpoints } from "./endpoints/models.ts";
-import { responses } from "./endpoints/responses.ts";
+import { responses, responsesCompact, responsesWebSocket } from "./endpoints/responses.ts";
 import { root } from "./endpoints/root.ts";
+import { adminEndpoints } from "./endpoints/admin.ts";
 import { usage as usageEndpoint } from "./endpoints/usage.ts";
 import { vertex } from "./endpoints/vertex.ts";
 
@@ -44,11 +48,13 @@ export interface AppOptions {
   log: Logger;
   /** Where request log entries go; none below LOG_LEVEL=info. */
   accessLog?: (entry: AccessEntry) => void;
+  /** The settings as read, with their sources, for GET /admin/v1/config (a server reads them again: `onReload`). */
+  entries?: Entry[];
 }
 
 const EXPOSED = [
   REQUEST_ID, "request-id", "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "retry-after", COST_HEADER,
-  "x-parley-model", "x-parley-upstream", "x-parley-route", "x-parley-attempts", "x-parley-dropped-tools", "x-parley-token-count",
+  "x-parley-model", "x-parley-upstream", "x-parley-route", "x-parley-session-target", "x-parley-attempts", "x-parley-dropped-tools", "x-parley-token-count",
 ];
 
 /** Room for a multipart upload's framing and other fields around a file of MAX_UPLOAD_BYTES. */
@@ -58,16 +64,21 @@ const MULTIPART_SLACK = 1024 * 1024;
  * parley's HTTP handler: every endpoint declared (endpoints/), all served by one pipeline
  * (edge/pipeline.ts). `close` stops what it started.
  */
-export function createApp({ config, log, accessLog }: AppOptions) {
+export function createApp({ config, log, accessLog, entries }: AppOptions) {
   const db = lazy(() => openDatabase(config.dataDir));
   const redis = config.redisUrl
     ? connectRedis(config.redisUrl, log, config.rateLimitOnRedisError === "open" ? `rate limits${config.apiKeys.some((k) => k.budget) ? " and budgets" : ""} are not enforced` : "requests are refused (503)")
     : undefined;
   const usage = createUsageService(config, db, redis, log);
+  const keys = createKeys(config, db, log, usage.prices);
   const guard: Guard = {
-    identify: createKeyring(config),
+    identify: keys.lookup.identify,
+    envBudgets: keys.envBudgets,
     ...(config.rateLimitRpm > 0 ? { limit: createLimiter(config, db, redis) } : {}),
+    rpm: keys.rpm,
+    tpm: keys.tpm,
     usage,
+    access: keys.access,
   };
   const files = lazyFiles(config, log, db);
   const attachFiles = async (request: Parameters<Files["attachTo"]>[0]) => (await files.files()).attachTo(request);
@@ -76,25 +87,28 @@ export function createApp({ config, log, accessLog }: AppOptions) {
   const declared = (d: Declared) => (cassettes ? cassettes.upstreams(d) : d);
   let upstreams: ReturnType<typeof createLive> | undefined;
   const discovery = createDiscovery({ config, database: db, log, upstreams: () => upstreams!.current().declared.upstreams });
-  upstreams = createLive(declared(config.upstreams), { modelAliases: config.modelAliases, modelRoutes: config.modelRoutes, cooldownS: config.upstreamCooldownS }, discovery);
+  upstreams = createLive(declared(config.upstreams), { modelAliases: config.modelAliases, modelRoutes: config.modelRoutes, cooldownS: config.upstreamCooldownS, ...(redis ? { redis } : {}) }, discovery);
   void discovery.start();
   const chat = createChat({ config, log, upstreams, attachFiles });
+  sealKeyIn(config.dataDir);
+  onFirstDrop((upstream, beta) => log.warn(`anthropic-beta '${beta}' is not passed on to '${upstream}', which does not take it (its anthropic_betas setting, or parley's table of Bedrock's betas); counted in parley_betas_dropped_total.`));
   const embedder = createEmbeddings({ config, upstreams });
   const counter = createTokenCounter(config, upstreams);
   const endpoints: Endpoint[] = [
-    chatCompletions, messages, responses, completions, embeddings(embedder),
+    chatCompletions, messages, responses, responsesCompact, responsesWebSocket, completions, embeddings(embedder),
     ...bedrock({ guard, credentials: config.ingressAwsCredentials, mainKey: config.apiKey, control: createControlPlane(upstreams, discovery) }),
     ...docs(() => endpoints),
     ...health(upstreams, redis?.status),
     ...modelEndpoints(upstreams, discovery),
-    countTokens(counter),
+    countTokens(counter, keys.access),
     ...root,
     ...fileEndpoints(config, files),
     usageEndpoint(usage),
     ...(usage.metrics ? [metrics(usage.metrics, usage.settle)] : []),
+    ...adminEndpoints({ config, keys, usage, upstreams, discovery, database: db, log, decoders: [chatCompletions, messages, responses, completions], reload: () => reloader?.(), settings: () => settings?.() ?? entries ?? [] }),
     // Last: the paths with parameters are tried in order, and these take none of the others'.
-    ...gemini(counter, embedder),
-    ...vertex(counter),
+    ...gemini(counter, embedder, keys.access),
+    ...vertex(counter, keys.access),
   ];
   const pipeline = createPipeline(endpoints, {
     chat, guard, log, debug: config.debug, accessLog,
@@ -102,6 +116,9 @@ export function createApp({ config, log, accessLog }: AppOptions) {
     cors: corsHeaders(config.corsOrigins, EXPOSED),
   });
   const { handle, routes } = pipeline;
+  /** What POST /admin/v1/reload does: set by the server (serve.ts) when it can read the configuration again. */
+  let reloader: (() => { ok: boolean; message: string }) | undefined;
+  let settings: (() => Entry[]) | undefined;
   return {
     /** Every route but OPTIONS, for 405s and tests. */
     routes,
@@ -113,10 +130,16 @@ export function createApp({ config, log, accessLog }: AppOptions) {
       if (config.modelsRefreshS > 0) void discovery.refresh();
       return changed;
     },
+    /** Gives POST /admin/v1/reload its work: read the configuration again and put it in force. */
+    onReload(reload: () => { ok: boolean; message: string }, entries: () => Entry[]) {
+      reloader = reload;
+      settings = entries;
+    },
     handle: cassettes ? (request: Request) => cassettes.within(request, handle) : handle,
     async close() {
       discovery.stop();
       await cassettes?.flush();
+      await keys.close();
       await usage.close();
       redis?.close();
       if (db.opened()) db().close();

@@ -53,7 +53,7 @@ export function runServer(config: Config, log: Logger, { worker, reload }: RunOp
   }
   const url = urlOf(config.host, server.port!);
   log.info(`parley listening on ${url} (docs at /docs)`);
-  const unwatch = reload ? reloadUpstreams({ ...reload, app, log }) : undefined;
+  const unwatch = reload ? reloadUpstreams({ ...reload, app, log, worker: worker !== undefined }) : undefined;
 
   let stopping = false;
   const shutdown = async (reason: string, graceMs = config.shutdownGraceMs) => {

@@ -13,19 +13,29 @@ const SETTLE_MS = 150;
  * its FILE:LINE line, and the running configuration stays. The directory is watched, not the file:
  * an editor that saves by renaming replaces the file a watch would hold.
  */
-export function reloadUpstreams({ file, load, app, log }: { file: string | undefined; load: () => Loaded; app: App; log: Logger }): () => void {
+export function reloadUpstreams({ file, load, app, log, worker }: { file: string | undefined; load: () => Loaded; app: App; log: Logger; worker?: boolean }): () => void {
   let timer: Timer | undefined;
-  const apply = (why: string) => {
+  /** What changed, or why nothing did. */
+  const apply = (why: string): { ok: boolean; message: string } => {
     try {
       // A file that is gone (mid-save, or deleted) is no configuration to apply.
       if (file && !existsSync(file)) throw new ConfigError(`${file} is gone`);
       const { config } = load();
-      log.info(`upstreams reloaded (${why}): ${app.reload(config)}`);
+      const changed = app.reload(config);
+      log.info(`upstreams reloaded (${why}): ${changed}`);
+      return { ok: true, message: changed };
     } catch (error) {
       const why2 = error instanceof ConfigError ? error.message : `${file ?? "the configuration"} could not be read: ${(error as Error).message}`;
       log.error(`upstreams not reloaded (${why}), the running configuration stays: ${why2}`);
+      return { ok: false, message: why2 };
     }
   };
+  // POST /admin/v1/reload: this worker at once (to say what changed), then every worker through the supervisor's SIGHUP.
+  app.onReload(() => {
+    const done = apply("admin API");
+    if (worker && done.ok) process.kill(process.ppid, "SIGHUP");
+    return done;
+  }, () => load().entries);
   const later = (why: string) => {
     clearTimeout(timer);
     timer = setTimeout(() => apply(why), SETTLE_MS);

@@ -4,6 +4,8 @@
  * Maps of numbers rendered as text on a scrape.
  */
 
+import { droppedBetas } from "../providers/dropped-betas.ts";
+
 /** A metric keeps at most this many label sets; more (model ids come from clients) fold into "_other". */
 const MAX_SERIES = 1000;
 const OTHER = "_other";
@@ -129,6 +131,14 @@ export interface AnswerCells {
   added: HistogramSeries;
 }
 
+/** Betas not passed on to an upstream (contract 26), as the providers counted them. */
+const betasDropped: Family = {
+  name: "parley_betas_dropped_total", help: "anthropic-beta values not passed on to an upstream that does not take them, by upstream and beta.", type: "counter", labels: ["upstream", "beta"],
+  render(lines) {
+    for (const { upstream, beta, count } of droppedBetas()) lines.push(`${this.name}${labelText(this.labels, `${upstream}\u0000${beta}`)} ${count}`);
+  },
+};
+
 /** parley's metrics; `render` is the text a Prometheus scrape gets. */
 export function createMetrics() {
   const requests = new Counter("parley_requests_total", "Chat completions by endpoint, status, provider and the model that answered.", ["endpoint", "status", "provider", "model"]);
@@ -145,7 +155,9 @@ export function createMetrics() {
   const retries = new Counter("parley_upstream_retries_total", "Upstream calls after the first (retries and fallbacks).", ["provider"]);
   const rejected = new Counter("parley_rate_limited_total", "Requests refused by parley's own limits: rate_limit (RATE_LIMIT_RPM) or budget.", ["reason"]);
   const streams = new Gauge("parley_streams_in_flight", "Streamed completions being sent right now.", ["endpoint"]);
-  const families: Family[] = [requests, addedLatency, upstreamFirstByte, tokens, cost, retries, rejected, streams];
+  const cacheRead = new Counter("parley_cache_read_tokens_total", "Prompt tokens read from the upstream's prompt cache, by upstream and route (contract 22).", ["upstream", "route"]);
+  const cacheWrite = new Counter("parley_cache_write_tokens_total", "Prompt tokens written to the upstream's prompt cache, by upstream and route.", ["upstream", "route"]);
+  const families: Family[] = [requests, addedLatency, upstreamFirstByte, tokens, cost, retries, rejected, streams, cacheRead, cacheWrite, betasDropped];
 
   // endpoint -> status -> provider -> model -> cells, so that a completion builds no label key.
   const answers = new Map<string, Map<number, Map<string, Map<string, AnswerCells>>>>();
@@ -163,7 +175,12 @@ export function createMetrics() {
   });
 
   return {
-    requests, addedLatency, upstreamFirstByte, tokens, cost, retries, rejected, streams,
+    requests, addedLatency, upstreamFirstByte, tokens, cost, retries, rejected, streams, cacheRead, cacheWrite,
+    /** A completion that read or wrote the prompt cache (only those: the others look up nothing here). */
+    cache(upstream: string, route: string, read: number, written: number): void {
+      if (read) cacheRead.inc([upstream, route], read);
+      if (written) cacheWrite.inc([upstream, route], written);
+    },
     answer(endpoint: string, status: number, provider: string, model: string): AnswerCells {
       const byStatus = answers.get(endpoint) ?? answers.set(endpoint, new Map()).get(endpoint)!;
       const byProvider = byStatus.get(status) ?? byStatus.set(status, new Map()).get(status)!;

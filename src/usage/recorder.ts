@@ -25,17 +25,19 @@ export interface UsageRecord {
   tag: string | null;
   /** The `[[routes]]` entry that routed it (its name, else its place); null when none did. */
   route: string | null;
+  /** The session (contract 22), hashed: the first 16 hex digits of its SHA-256; null when it named none. */
+  session: string | null;
 }
 
 const COLUMNS = [
   "time", "endpoint", "key_label", "model_requested", "model", "provider", "input_tokens", "output_tokens", "cache_read_tokens",
-  "cache_write_tokens", "cost_usd", "status", "outcome", "latency_ms", "ttft_ms", "attempts", "tag", "route",
+  "cache_write_tokens", "cost_usd", "status", "outcome", "latency_ms", "ttft_ms", "attempts", "tag", "route", "session",
 ] as const satisfies readonly (keyof UsageRecord)[];
 
 /** Adds a record's values in COLUMNS' order, field by field: 3x faster than a loop over the names (a keyed read each). */
 const pushRow = (list: unknown[], r: UsageRecord) => list.push(
   r.time, r.endpoint, r.key_label, r.model_requested, r.model, r.provider, r.input_tokens, r.output_tokens, r.cache_read_tokens,
-  r.cache_write_tokens, r.cost_usd, r.status, r.outcome, r.latency_ms, r.ttft_ms, r.attempts, r.tag, r.route,
+  r.cache_write_tokens, r.cost_usd, r.status, r.outcome, r.latency_ms, r.ttft_ms, r.attempts, r.tag, r.route, r.session,
 );
 
 const ROWS_PER_INSERT = 64;
@@ -53,13 +55,13 @@ export function createUsageTable(db: Database): void {
   db.run(`CREATE TABLE IF NOT EXISTS usage (
     time INTEGER NOT NULL, endpoint TEXT NOT NULL, key_label TEXT NOT NULL, model_requested TEXT, model TEXT, provider TEXT,
     input_tokens INTEGER, output_tokens INTEGER, cache_read_tokens INTEGER, cache_write_tokens INTEGER, cost_usd REAL,
-    status INTEGER NOT NULL, outcome TEXT NOT NULL, latency_ms INTEGER NOT NULL, ttft_ms INTEGER, attempts INTEGER NOT NULL, tag TEXT, route TEXT)`);
+    status INTEGER NOT NULL, outcome TEXT NOT NULL, latency_ms INTEGER NOT NULL, ttft_ms INTEGER, attempts INTEGER NOT NULL, tag TEXT, route TEXT, session TEXT)`);
   db.run("CREATE INDEX IF NOT EXISTS usage_time ON usage (time)");
   addColumns(db);
 }
 
 /** Columns added since the table was first made, for a database an older parley wrote. */
-const ADDED = [["route", "TEXT"]] as const;
+const ADDED = [["route", "TEXT"], ["session", "TEXT"]] as const;
 
 function addColumns(db: Database): void {
   const has = new Set(db.query<{ name: string }, []>("SELECT name FROM pragma_table_info('usage')").all().map((c) => c.name));
@@ -84,6 +86,9 @@ function addColumns(db: Database): void {
  * list (not spread as arguments), cost two thirds of a statement per row (bench). The values are laid
  * out in the write's one loop, not as each request ends.
  */
+/** A session as records keep it: never the id itself (a Claude Code session id is a secret of sorts). */
+export const hashSession = (session: string) => new Bun.CryptoHasher("sha256").update(session).digest("hex").slice(0, 16);
+
 export function createRecorder(database: () => Database, retentionDays: number, log: Logger) {
   let queue: UsageRecord[] = [];
   let timer: Timer | undefined;

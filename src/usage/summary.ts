@@ -1,7 +1,7 @@
 import type { Database } from "bun:sqlite";
 import { createUsageTable } from "./recorder.ts";
 
-export const GROUPINGS = ["model", "upstream", "key", "day", "tag", "route"] as const;
+export const GROUPINGS = ["model", "upstream", "key", "day", "tag", "route", "session"] as const;
 export type Grouping = (typeof GROUPINGS)[number];
 
 export interface UsageRow {
@@ -30,6 +30,7 @@ const GROUP_SQL: Record<Grouping, string> = {
   tag: "tag",
   // A request no file route matched is grouped as "-", as one that reached no upstream is by upstream.
   route: "COALESCE(route, '-')",
+  session: "session",
 };
 
 /** Usage since a moment (Unix seconds), one row per group: days in order, the rest busiest first. */

@@ -1,7 +1,7 @@
 import type { GatewayError } from "../errors.ts";
 import type { SseEvent } from "../ir.ts";
 import { isObject } from "../lib/read.ts";
-import { fromUpstreamStatus, type Upstream } from "./upstream-errors.ts";
+import { credentialsRefused, fromUpstreamStatus, type Upstream } from "./upstream-errors.ts";
 
 /**
  * Bedrock Runtime's exceptions, both ways: read from an upstream (named in `x-amzn-ErrorType` over
@@ -18,14 +18,18 @@ interface AwsException {
   write?: { for: number[]; status: number };
   /** One of the exceptions a response stream may end with (ConverseStream, InvokeModelWithResponseStream). */
   stream?: true;
+  /** A refusal of parley's own credentials: a 502 naming what to check, not the client's business. */
+  credentials?: true;
 }
 
 const EXCEPTIONS: Record<string, AwsException> = {
   ValidationException: { read: 400, write: { for: [400, 405, 413, 422], status: 400 }, stream: true },
   AccessDeniedException: { read: 403, write: { for: [401, 403], status: 403 } },
-  UnrecognizedClientException: { read: 403 },
-  ExpiredTokenException: { read: 403 },
-  InvalidSignatureException: { read: 403 },
+  UnrecognizedClientException: { read: 403, credentials: true },
+  ExpiredTokenException: { read: 403, credentials: true },
+  InvalidSignatureException: { read: 403, credentials: true },
+  IncompleteSignatureException: { read: 403, credentials: true },
+  MissingAuthenticationTokenException: { read: 403, credentials: true },
   ResourceNotFoundException: { read: 404, write: { for: [404], status: 404 } },
   ModelTimeoutException: { read: 504, retry: true, write: { for: [408, 504], status: 408 }, stream: true },
   ThrottlingException: { read: 429, retry: true, write: { for: [429], status: 429 }, stream: true },
@@ -45,11 +49,11 @@ for (const [name, { write }] of Object.entries(EXCEPTIONS)) for (const status of
  * unknown. The name as a header writes it ("ValidationException:http://internal..." or
  * "com.amazon.bedrock#ValidationException") or a stream does ("throttlingException").
  */
-function awsException(raw: string): { status: number; retryable: boolean } | undefined {
+function awsException(raw: string): { status: number; retryable: boolean; credentials: boolean } | undefined {
   const name = raw.split(":")[0]!.split("#").at(-1)!;
   const type = name.charAt(0).toUpperCase() + name.slice(1);
   const known = Object.hasOwn(EXCEPTIONS, type) ? EXCEPTIONS[type]! : undefined;
-  return known && { status: known.read, retryable: known.retry === true };
+  return known && { status: known.read, retryable: known.retry === true, credentials: known.credentials === true };
 }
 
 /** The exception a gateway status is answered with over HTTP, and the status Bedrock gives it. */
@@ -73,6 +77,7 @@ function streamExceptionOf(status: number): string {
 /** An upstream's exception as the client sees it; one parley does not know keeps the status it came with. */
 export function awsError(up: Upstream, name: string, status: number | undefined, message: string, retryAfter?: string | null): GatewayError {
   const known = awsException(name);
+  if (known?.credentials) return credentialsRefused(up, { upstream: message, upstreamStatus: status ?? known.status });
   return fromUpstreamStatus(up, known?.status ?? status ?? 503, message, retryAfter, known?.retryable);
 }
 

@@ -4,7 +4,7 @@ import type { Json } from "../lib/read.ts";
 import { sseText } from "../lib/sse.ts";
 
 /** A client dialect a provider may take in its own wire format, with no conversion. */
-export type Dialect = "openai-chat" | "openai-responses" | "anthropic-messages" | "openai-completions" | "openai-embeddings" | "bedrock-invoke" | "bedrock-converse" | "gemini";
+export type Dialect = "openai-chat" | "openai-responses" | "openai-responses-compaction" | "openai-responses-compact" | "anthropic-messages" | "openai-completions" | "openai-embeddings" | "bedrock-invoke" | "bedrock-converse" | "gemini";
 
 /** Turns IR stream events into a format's server-sent events; keeps its own state in closures. */
 export interface StreamEncoder {
@@ -21,6 +21,8 @@ export interface Codec {
   streamEncoder(model: string, request: ChatRequest): StreamEncoder;
   /** Text found in the last event of a complete stream: a stream passed through without it was cut short. */
   lastEvent: string;
+  /** How the dialect's error event begins, when a stream may end with one the upstream sent (see guardStream). */
+  failedEvent?: string;
   /** For dialects that name their events: the names a complete stream may end with (see guardStream). */
   endEvents?: string[];
   /** The wire dialect this codec speaks, when a provider may take it natively (same family, no conversion). */

@@ -1,4 +1,4 @@
-import { GatewayError, type ContextOverflow } from "../errors.ts";
+import { GatewayError, type ContextOverflow, type ErrorOptions } from "../errors.ts";
 import { boundedChunks } from "../lib/silence.ts";
 
 /** How an upstream names itself in errors, and what a user changes when it refuses parley. */
@@ -33,14 +33,18 @@ export function fromUpstreamStatus(up: Upstream, status: number, upstream: strin
       headers: { "retry-after": String(seconds) },
     });
   }
-  if (status === 401 || status === 403) {
-    return new GatewayError(502, "service_unavailable_error", `${up.label} rejected parley's credentials: check ${up.credentials}.`, common);
-  }
+  if (status === 401) return credentialsRefused(up, common);
+  // Any other refusal (a model the account may not use, a region, a policy) is the upstream's to explain (contract 26).
+  if (status === 403) return new GatewayError(403, "permission_error", upstream || `${up.label} refused the request.`, common);
   if (status === 404) return new GatewayError(404, "not_found_error", `${up.label}: ${upstream || "model or resource not found"}`, common);
   if (status === 408 || status === 504) return new GatewayError(504, "service_unavailable_error", `${up.label} timed out.`, common);
   if (status >= 400 && status < 500) return new GatewayError(status, "invalid_request_error", `${up.label} rejected the request: ${upstream}`, common);
   return new GatewayError(503, "service_unavailable_error", `${up.label} is unavailable (status ${status}).`, common);
 }
+
+/** The upstream refused parley's own credentials: about parley's configuration, not the client's request. */
+export const credentialsRefused = (up: Upstream, options: ErrorOptions) =>
+  new GatewayError(502, "service_unavailable_error", `${up.label} rejected parley's credentials: check ${up.credentials}.`, options);
 
 /** An upstream's error reply: its message and error object, from OpenAI's shape, a bare `{message}` or Ollama's `{error: "…"}`. */
 export function upstreamErrorText(up: Upstream, status: number, text: string, retryAfter?: string | null): GatewayError {
@@ -157,13 +161,13 @@ function retryAfterSeconds(value: string | null | undefined): number | undefined
 }
 
 /**
- * A 4xx about the request in the upstream's own words: the client wrote the body, it acts on them.
- * Not a rate limit, nor a refusal of parley's credentials (about parley's key, not the client's). A
- * context overflow keeps them only for a client of the upstream's own dialect (`overflow`): a
- * client of another gets its vendor's words for it (Anthropic's "prompt is too long").
+ * A 4xx in the upstream's own words, for a client of its family: the client wrote the body, it acts
+ * on them (Claude Code's recovery matches them, contract 26): a 403 and a 429 (its retry-after kept)
+ * included. Not a refusal of parley's credentials (a 502 already: about parley's key, not the
+ * client's). A context overflow keeps them only for a client of the upstream's own dialect
+ * (`overflow`): a client of another gets its vendor's words for it (Anthropic's "prompt is too long").
  */
 export function verbatim(error: unknown, overflow: boolean): unknown {
-  if (!(error instanceof GatewayError) || !error.upstream || (error.overflow && !overflow) || error.status < 400 || error.status >= 500 || error.status === 429) return error;
-  if (error.upstreamStatus === 401 || error.upstreamStatus === 403) return error;
-  return new GatewayError(error.status, error.type, error.upstream, { upstream: error.upstream, upstreamStatus: error.upstreamStatus, retryable: error.retryable, headers: error.headers });
+  if (!(error instanceof GatewayError) || !error.upstream || (error.overflow && !overflow) || error.status < 400 || error.status >= 500) return error;
+  return new GatewayError(error.status, error.type, error.upstream, { upstream: error.upstream, upstreamStatus: error.upstreamStatus, retryable: error.retryable, retryAfter: error.retryAfter, headers: error.headers });
 }

@@ -47,7 +47,7 @@ describe("tools", () => {
     });
     const body = await response.json();
     expect(body.stop_reason).toBe("tool_use");
-    expect(body.content).toEqual([{ type: "tool_use", id: "call_9", name: "get_weather", input: { city: "Lima" } }]);
+    expect(body.content).toEqual([{ type: "tool_use", id: "call_9", name: "get_weather", input: { city: "Lima" }, caller: { type: "direct" } }]);
   });
 
   test("tool_choice auto and none map both ways", async () => {
@@ -106,7 +106,7 @@ describe("tools", () => {
     const events = await readSse(await post({ model: "gpt-4o", stream: true, messages: [{ role: "user", content: "x" }] }, "beta_messages"));
     expectAnthropicSequence(events);
     const start = events.find((e) => e.data.content_block?.type === "tool_use")!;
-    expect(start.data.content_block).toEqual({ type: "tool_use", id: "call_7", name: "get_weather", input: {} });
+    expect(start.data.content_block).toEqual({ type: "tool_use", id: "call_7", name: "get_weather", input: {}, caller: { type: "direct" } });
     const json = events.filter((e) => e.data.delta?.type === "input_json_delta" && e.data.index === start.data.index).map((e) => e.data.delta.partial_json).join("");
     expect(JSON.parse(json)).toEqual({ city: "Oslo" });
     expect(events.find((e) => e.event === "message_delta")!.data.delta.stop_reason).toBe("tool_use");

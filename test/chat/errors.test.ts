@@ -118,7 +118,7 @@ describe("upstream errors map onto the contract", () => {
     ["server error", 500, 503, "service_unavailable_error"],
     ["overloaded", 503, 503, "service_unavailable_error"],
     ["our key rejected", 401, 502, "service_unavailable_error"],
-    ["forbidden", 403, 502, "service_unavailable_error"],
+    ["forbidden", 403, 403, "permission_error"],
     ["bad request", 400, 400, "invalid_request_error"],
     ["unknown model", 404, 404, "not_found_error"],
     ["gateway timeout", 504, 504, "service_unavailable_error"],
@@ -141,7 +141,7 @@ describe("upstream errors map onto the contract", () => {
   const bedrockCases: [string, number, number, string][] = [
     ["ThrottlingException", 429, 429, "rate_limit_error"],
     ["ValidationException", 400, 400, "invalid_request_error"],
-    ["AccessDeniedException", 403, 502, "service_unavailable_error"],
+    ["AccessDeniedException", 403, 403, "permission_error"],
     ["UnrecognizedClientException", 403, 502, "service_unavailable_error"],
     ["ResourceNotFoundException", 404, 404, "not_found_error"],
     ["ModelTimeoutException", 408, 504, "service_unavailable_error"],

@@ -16,7 +16,7 @@ async function guarded(codec: Codec, pieces: Uint8Array[], iterator = false) {
   let usage: unknown = "not reported";
   let broke: string | undefined;
   const chunks = openChunks(body);
-  const out = guardStream(chunks, await chunks.next(), ending, (e) => e as Error, () => new GatewayError(503, "service_unavailable_error", "cut short"), (e) => (broke = e.message), (tail) => (usage = codec.usageIn?.(tail)));
+  const out = guardStream(chunks, await chunks.next(), ending, (e) => e as Error, () => new GatewayError(503, "service_unavailable_error", "cut short"), (e) => (broke = e.message), (tail) => (usage = tail === undefined ? "left" : codec.usageIn?.(tail)));
   return { text: await new Response(out).text(), usage, broke };
 }
 

@@ -63,7 +63,19 @@ route "background" (${file}:21): matches
 targets, in order:
   1. ollama: qwen2.5-coder:7b
   2. cloud: qwen2.5-coder:7b
+affinity = "session": a session stays on one target until 300 s pass without a request of it; it moves only when that target fails or cools down
 `);
+  });
+
+  test("a weighted route: where the request's session starts, the same pick every time (contract 22)", async () => {
+    const picks = new Set<string>();
+    for (let run = 0; run < 2; run++) {
+      const { stdout, code } = await explain(["--model", "gpt-4o", "--key", "team-a", "--header", "x-parley-session=session-42"]);
+      expect(code).toBe(0);
+      expect(stdout).toContain('affinity = "session": a session stays on one target until 300 s pass');
+      picks.add(/this request's session starts on (\w+)/.exec(stdout)![1]!);
+    }
+    expect(picks.size).toBe(1);
   });
 
   test("a body file is decoded as its endpoint decodes it: thinking, tools, images and the token estimate", async () => {
@@ -80,7 +92,7 @@ targets, in order:
 
   test("--key, weights, MODEL_FALLBACKS and a step before the file's routes", async () => {
     const team = await explain(["-m", "gpt-4o", "--key", "team-a"], {}, { MODEL_FALLBACKS: "gpt-4o=ollama/llama3" });
-    expect(team.stdout).toContain(`  key = "team-a": yes\ntargets, the first drawn by weight:\n  1. ollama: gpt-4o (weight 3)\n  2. cloud: gpt-4o (weight 1)\nthen MODEL_FALLBACKS ollama/llama3: ollama llama3\n`);
+    expect(team.stdout).toContain(`  key = "team-a": yes\ntargets, the first drawn by weight:\n  1. ollama: gpt-4o (weight 3)\n  2. cloud: gpt-4o (weight 1)\naffinity = "session": a session stays on one target until 300 s pass without a request of it; it moves only when that target fails or cools down\nthen MODEL_FALLBACKS ollama/llama3: ollama llama3\n`);
     const other = await explain(["-m", "gpt-4o", "--key", "ci"]);
     expect(other.stdout).toContain(`  key = "team-a": no, key label is "ci"\nno route matched: routed by the built-in model names of kind openai\n`);
     const addressed = await explain(["-m", "cloud/anything"]);

@@ -84,7 +84,8 @@ describe("parley upstreams", () => {
     expect(stdout).toContain(`ollama   openai   ${ollama.url}`);
     expect(stdout).toMatch(/^ollama .* 2 \(discovered\) +configured$/m);
     expect(stdout).toMatch(/^groq .* 2 \(discovered\) +configured$/m);
-    expect(stdout).toMatch(new RegExp(`^eu +bedrock +${bedrock.url.replace(/[./]/g, "\\$&")} +1 \\(configured\\) +configured$`, "m"));
+    // The region signs the calls: shown beside endpoint_url (contract 26).
+    expect(stdout).toMatch(new RegExp(`^eu +bedrock +eu-west-1 ${bedrock.url.replace(/[./]/g, "\\$&")} +1 \\(configured\\) +configured$`, "m"));
     expect(stdout).toMatch(/^us +bedrock +us-west-2 +1 \(configured\) +configured$/m);
     expect(stdout).toMatch(/^proxied +openai +http:\/\/parley:\*\*\*\*@127\.0\.0\.1:9\/v1 +- \(discovery off\) +configured$/m);
     expect(stdout).toMatch(/^mock +mock +built-in +\d+ \(catalogue\) +configured$/m);
@@ -111,6 +112,7 @@ describe("parley upstreams", () => {
       const rows = JSON.parse(stdout);
       expect(rows).toContainEqual({ name: "ollama", kind: "openai", where: ollama.url, status: "configured", models: 2, models_source: "discovered" });
       expect(rows).toContainEqual({ name: "groq", kind: "openai", where: groq.url, status: "configured", models: null, models_source: null, models_note: "discovery failed" });
+      expect(rows.find((r: { name: string }) => r.name === "eu").where).toBe(`eu-west-1 ${bedrock.url}`);
       expect(rows).toContainEqual({ name: "us", kind: "bedrock", where: "us-west-2", status: "configured", models: 1, models_source: "configured" });
       expect(rows.find((r: { name: string }) => r.name === "beta")).toMatchObject({ status: "not_configured", missing: expect.stringContaining("BETA_REGION"), models: null });
       for (const secret of [GROQ_KEY, PASSWORD, BEDROCK_SECRET]) expect(stdout).not.toContain(secret);
@@ -195,7 +197,7 @@ describe("parley upstreams test", () => {
     expect(ollama.last().body.model).toBe("qwen2.5-coder:7b");
     const { stdout, code } = await cli(["upstreams", "test", "eu"], user);
     expect(code).toBe(0);
-    expect(stdout).toMatch(/^eu \(bedrock, http:\/\/127\.0\.0\.1:\d+\), model anthropic\.claude-3-haiku-20240307-v1:0: ok in \d+ ms/);
+    expect(stdout).toMatch(/^eu \(bedrock, eu-west-1 http:\/\/127\.0\.0\.1:\d+\), model anthropic\.claude-3-haiku-20240307-v1:0: ok in \d+ ms/);
     expect(bedrock.received).toHaveLength(1);
     expect(bedrock.last().modelId).toBe("anthropic.claude-3-haiku-20240307-v1:0");
     expect(bedrock.last().headers.get("authorization")).toContain("/eu-west-1/bedrock/aws4_request");

@@ -68,7 +68,7 @@ async function run(command: string, cwd: string): Promise<Answer> {
 
 /** What the page promises each endpoint answers. */
 function checkShape(command: string, answer: Answer, cwd: string): string | undefined {
-  const path = /\/(v1(beta)?\/[\w/.:@-]*|health|metrics)(\?[^'"\s]*)?/.exec(command)?.[0] ?? "";
+  const path = /\/(v1(beta)?\/[\w/.:@-]*|admin\/v1\/[\w/.-]*|health|metrics)(\?[^'"\s]*)?/.exec(command)?.[0] ?? "";
   const sse = answer.type.startsWith("text/event-stream");
   const json = sse ? undefined : JSON.parse(answer.body || "null");
   if (sse) {
@@ -81,7 +81,7 @@ function checkShape(command: string, answer: Answer, cwd: string): string | unde
   else if (path.includes(":rawPredict")) expect(json.type === "message" || json.input_tokens > 0).toBe(true);
   else if (path.startsWith("/v1beta/models")) expect(json.models ?? json.name).toBeDefined();
   else if (path === "/health" || path.endsWith("/health")) expect(json.status).toBe("healthy");
-  else if (path.startsWith("/v1/models") || path.startsWith("/v1/usage")) expect(json.object).toBe("list");
+  else if (path.startsWith("/v1/models") || path.startsWith("/v1/usage") || path.startsWith("/admin/v1/")) expect(json.object).toBe("list");
   else if (path.startsWith("/v1/chat/completions")) {
     if (path.includes("target_format=beta_messages")) expect(json.type).toBe("message");
     else expect(json.choices[0].message.content.length).toBeGreaterThan(0);

@@ -170,6 +170,13 @@ describe("Cohere Embed on Bedrock", () => {
     close(reply.data[0]!.embedding, fakeVector("query text", 256));
   });
 
+  test("Embed v3 with dimensions is a 400 naming dimensions; nothing goes to Bedrock (it refuses output_dimension)", async () => {
+    const response = await post({ model: COHERE, input: "a", dimensions: 256 });
+    expect(response.status).toBe(400);
+    expect((await response.json()).error.message).toContain("'dimensions'");
+    expect(gateway.bedrock.received).toHaveLength(0);
+  });
+
   test("the reply by type ({ float: [...] }) is read too", async () => {
     gateway.bedrock.next({ kind: "json", body: { id: "e", texts: ["a"], response_type: "embeddings_by_type", embeddings: { float: [[0.6, 0.8]] } } });
     const response = await post({ model: COHERE, input: "a" });

@@ -1,23 +1,24 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { createKeyLookup } from "../../src/keys/lookup.ts";
-import { startAdminKeysServer } from "../lib/admin-keys-server.ts";
-import { runCli } from "../lib/cli.ts";
+import { runCli, startCli, userDir } from "../lib/cli.ts";
 import { freePort } from "../lib/proc.ts";
 import { keysIn } from "./lib.ts";
 
 const ADMIN = "sk-admin-0123456789abcdef";
 const keys = keysIn({ reservedNames: new Map([["main", "API_KEY"]]) });
-const server = startAdminKeysServer({ store: keys.store, ledger: keys.ledger, adminKey: ADMIN, envKeys: [{ name: "main", scopes: ["chat", "admin"] }] });
+// A real `parley serve` on the data directory the test reads the store from.
+const user = userDir();
+const server = await startCli([], { cwd: user.dir, env: { ...user.env, API_KEY: ADMIN, PARLEY_DATA_DIR: keys.dataDir } });
 const lookup = createKeyLookup(keys.store);
-afterAll(() => {
-  server.stop();
+afterAll(async () => {
+  await server.stop();
   keys[Symbol.dispose]();
 });
 
 const env = { ...process.env, PARLEY_ADMIN_KEY: ADMIN };
 const parley = (...args: string[]) => runCli(["keys", ...args, "--url", server.url], { env });
 
-describe("parley keys, against a stand-in of the admin API on the real store", () => {
+describe("parley keys, against a running parley serve", () => {
   test("create prints the secret alone, and the key it made works", async () => {
     const made = await parley("create", "ci", "--scopes", "chat,models", "--models", "claude-*,gpt-4o", "--budget", "5usd/day", "--rpm", "60", "--tpm", "100000", "--expires", "30d", "--meta", "team=platform");
     expect(made).toMatchObject({ code: 0, stderr: "" });
@@ -66,7 +67,8 @@ describe("parley keys, against a stand-in of the admin API on the real store", (
     expect(rotated.stdout).toMatch(/^pk-[A-Za-z0-9]{40}\n$/);
     expect(lookup.identify(made)).toMatchObject({ ok: true });
     expect(lookup.identify(rotated.stdout.trim())).toMatchObject({ ok: true });
-    expect(server.requests.at(-1)).toMatchObject({ method: "POST", body: { grace_s: 3600 } });
+    const audit = await fetch(`${server.url}/admin/v1/audit?limit=1`, { headers: { authorization: `Bearer ${ADMIN}` } }).then((r) => r.json());
+    expect(audit.data[0]).toMatchObject({ actor: "main", action: "key.rotate", detail: { name: "rotating", grace_s: 3600 } });
     const again = await parley("rotate", "rotating", "--json");
     expect(JSON.parse(again.stdout)).toMatchObject({ name: "rotating", key: expect.stringMatching(/^pk-/) });
     expect(lookup.identify(rotated.stdout.trim())).toMatchObject({ ok: false, reason: "rotated" });

@@ -9,18 +9,23 @@ export const TEST_KEY = "sk-test-0123456789abcdef";
 
 /** Settings as a user would give them, on top of an isolated temp directory. */
 export function testConfig(env: Record<string, string> = {}): Config {
+  return testLoaded(env).config;
+}
+
+/** The configuration with the settings as read (their sources), as `serve` has them. */
+export function testLoaded(env: Record<string, string> = {}) {
   const dir = mkdtempSync(join(tmpdir(), "parley-app-"));
   return loadConfig({
     // Model discovery stays off unless a test turns it on: it would call the upstreams in the background.
     env: { HOME: dir, PARLEY_DATA_DIR: join(dir, "data"), PARLEY_CONFIG_DIR: join(dir, "config"), API_KEY: TEST_KEY, LOG_LEVEL: "silent", MODELS_REFRESH_S: "0", ...env },
     cwd: dir,
-  }).config;
+  });
 }
 
 /** The app, in process, with a `call` that sends the test key unless told otherwise. */
 export function testApp(env: Record<string, string> = {}) {
-  const config = testConfig(env);
-  const app = createApp({ config, log: createLogger(config.logLevel) });
+  const { config, entries } = testLoaded(env);
+  const app = createApp({ config, entries, log: createLogger(config.logLevel) });
   const call = (path: string, init: RequestInit & { key?: string | null } = {}) => {
     const headers = new Headers(init.headers);
     if (init.key !== null && !headers.has("authorization") && !headers.has("x-api-key")) {

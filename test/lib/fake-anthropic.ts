@@ -48,6 +48,8 @@ export async function startFakeAnthropic() {
   const outage: { script?: AnthropicScript } = {};
   /** The next count_tokens calls answer these errors, in turn, before counting. */
   const countErrors: Extract<AnthropicScript, { kind: "error" }>[] = [];
+  /** Opt-in: without a script, Messages calls are answered by this (a prompt cache: prompt-cache.ts). */
+  const cache: { reply?: (body: Json) => AnthropicScript } = {};
 
   const server = Bun.serve({
     hostname: "127.0.0.1",
@@ -66,7 +68,7 @@ export async function startFakeAnthropic() {
         return down?.kind === "error" ? error(down.status, down.type, down.message) : Response.json({ input_tokens: countOf(raw) });
       }
       if (url.pathname !== "/v1/messages") return error(404, "not_found_error", `Not found: ${url.pathname}`);
-      const script = outage.script ?? take() ?? (body.stream ? { kind: "stream", events: messageEvents(body.model) } : { kind: "json", body: message(body.model) });
+      const script = outage.script ?? take() ?? cache.reply?.(body) ?? (body.stream ? { kind: "stream", events: messageEvents(body.model) } : { kind: "json", body: message(body.model) });
       switch (script.kind) {
         case "error":
           return error(script.status, script.type, script.message, script.headers);
@@ -121,6 +123,7 @@ export async function startFakeAnthropic() {
     models,
     outage,
     countErrors,
+    cache,
     reset() {
       controls.reset();
       delete outage.script;

@@ -119,6 +119,8 @@ export async function startFakeBedrock(account?: FakeAccount) {
   const { received, state } = controls;
   /** Runtime calls in flight now and at most since the last reset; each waits `delayMs` before it is answered. */
   const calls = { now: 0, most: 0, delayMs: 0 };
+  /** Opt-in: without a script, invoke calls are answered by this (a prompt cache: prompt-cache.ts). */
+  const cache: { reply?: (body: Json) => BedrockScript } = {};
   /** Calls refused for their signature (wrong key, secret or region). */
   const refused: string[] = [];
   /** The control plane's answers; `failing` makes every call a 503. */
@@ -166,7 +168,7 @@ export async function startFakeBedrock(account?: FakeAccount) {
       } finally {
         calls.now--;
       }
-      const script = take() ?? defaultScript(modelId, action, body);
+      const script = take() ?? (action.startsWith("invoke") ? cache.reply?.(body) : undefined) ?? defaultScript(modelId, action, body);
       switch (script.kind) {
         case "error":
           return Response.json({ message: script.message }, {
@@ -247,6 +249,7 @@ export async function startFakeBedrock(account?: FakeAccount) {
     control,
     refused,
     calls,
+    cache,
     reset() {
       controls.reset();
       refused.length = 0;

@@ -55,6 +55,11 @@ export async function startFakeOpenAI() {
       const responses = path === "/v1/responses";
       const legacy = path === "/v1/completions";
       const embeddings = path === "/v1/embeddings";
+      // OpenAI's own compaction: the user messages, then one opaque compaction item.
+      if (path === "/v1/responses/compact") {
+        const users = Array.isArray(body.input) ? body.input.filter((item: any) => item.role === "user") : [];
+        return Response.json({ id: "resp_fake_compact", object: "response.compaction", created_at: 1, output: [...users, { id: "cmp_fake", type: "compaction", encrypted_content: "gAAAAfakeOpenAICompaction" }], usage: { input_tokens: 11, output_tokens: 7, total_tokens: 18, input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } } });
+      }
       if (path !== "/v1/chat/completions" && !responses && !legacy && !embeddings) return Response.json({ error: { message: "not found" } }, { status: 404 });
       const script = take() ?? (body.stream ? { kind: "stream" } : { kind: "reply" });
       const model = runs.model ?? body.model;

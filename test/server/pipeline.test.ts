@@ -2,12 +2,19 @@
 import { describe, expect, test } from "bun:test";
 import type { Chat } from "../../src/core/chat.ts";
 import { createLogger } from "../../src/log.ts";
-import { createKeyring } from "../../src/server/auth.ts";
+import { Database } from "bun:sqlite";
+import { envKeys } from "../../src/keys/env-keys.ts";
+import { activeKey, createKeyLookup } from "../../src/keys/lookup.ts";
+import { createSqliteKeyStore } from "../../src/keys/sqlite-store.ts";
 import { corsHeaders } from "../../src/server/edge/cors.ts";
 import type { Endpoint } from "../../src/server/edge/endpoint.ts";
 import { createPipeline, REQUEST_ID } from "../../src/server/edge/pipeline.ts";
 
 const KEY = "sk-pipeline-test-key-0001";
+const signedKey = activeKey({
+  id: "signed", source: "runtime", name: "signed", prefix: "pk-0000000", scopes: ["chat"], models: null, routes: null, upstreams: null, budget: null,
+  rpm: null, tpm: null, expires_at: null, disabled: false, revoked_at: null, metadata: {}, created_at: 0, last_used_at: null,
+});
 const MODELS_ONLY = "sk-pipeline-models-only-01";
 
 const declared: Endpoint[] = [
@@ -31,15 +38,19 @@ const declared: Endpoint[] = [
     kind: "plain", method: "POST", path: "/signed", scope: "chat", errors: "parley",
     signature: {
       signed: (request) => request.headers.get("authorization")?.startsWith("Sig ") === true,
-      principal: (_request, body) => ({ label: `signed:${body}`, scopes: new Set(["chat"]) }),
+      principal: (_request, body) => ({ label: `signed:${body}`, scopes: new Set(["chat"]), key: { ...signedKey, label: `signed:${body}` } }),
     },
     answer: ({ principal }) => ({ who: principal!.label }),
   },
   { kind: "plain", method: "GET", path: "/open", errors: "parley", answer: () => "plain text" },
+  { kind: "plain", method: "GET", path: "/admin/v1/thing", scope: ["admin", "usage"], errors: "parley", cors: false, answer: () => ({ ok: true }) },
 ];
 
 const chat = (() => Promise.reject(new Error("no chat here"))) as unknown as Chat;
-const guard = { identify: createKeyring({ apiKey: KEY, apiKeys: [{ key: MODELS_ONLY, scopes: ["models"] }] }) };
+const lookup = createKeyLookup(createSqliteKeyStore(() => new Database(":memory:")), {
+  fixed: envKeys([{ key: KEY, label: "main", scopes: ["chat", "models", "admin"] }, { key: MODELS_ONLY, label: "models-only", scopes: ["models"] }]),
+});
+const guard = { identify: lookup.identify };
 const pipeline = createPipeline(declared, {
   chat, guard, log: createLogger("silent"), debug: false, maxBody: 1000, cors: corsHeaders("*", [REQUEST_ID]),
 });
@@ -73,7 +84,7 @@ describe("a declared endpoint", () => {
     expect((await call("/v1/nothing")).status).toBe(404);
     expect((await call("/aws/x", { method: "POST" })).status).toBe(404);
     expect(pipeline.routes).toEqual([
-      { method: "POST", path: "/v1/echo/:name" }, { method: "GET", path: "/v1/vendor" }, { method: "POST", path: "/signed" }, { method: "GET", path: "/open" },
+      { method: "POST", path: "/v1/echo/:name" }, { method: "GET", path: "/v1/vendor" }, { method: "POST", path: "/signed" }, { method: "GET", path: "/open" }, { method: "GET", path: "/admin/v1/thing" },
     ]);
   });
 
@@ -112,6 +123,22 @@ describe("a declared endpoint", () => {
     expect(preflight.headers.get("access-control-allow-origin")).toBe("https://a.example");
     const answer = await call("/v1/vendor", { headers: { origin: "https://a.example" } });
     expect(answer.headers.get("access-control-expose-headers")).toBe(REQUEST_ID);
+  });
+
+  test("a declaration without CORS (the admin API) gets no CORS headers and no preflight", async () => {
+    const preflight = await call("/admin/v1/thing", { method: "OPTIONS", headers: { origin: "https://a.example", "access-control-request-method": "GET" } }, null);
+    expect(preflight.status).not.toBe(204);
+    expect(preflight.headers.get("access-control-allow-origin")).toBeNull();
+    const answer = await call("/admin/v1/thing", { headers: { origin: "https://a.example" } });
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get("access-control-allow-origin")).toBeNull();
+  });
+
+  test("a declaration taking any of several scopes admits a key with one of them, and names them all to a key with none", async () => {
+    expect((await call("/admin/v1/thing")).status).toBe(200);
+    const refused = await call("/admin/v1/thing", {}, MODELS_ONLY);
+    expect(refused.status).toBe(403);
+    expect((await refused.json()).error.message).toContain("'admin' or 'usage'");
   });
 });
 

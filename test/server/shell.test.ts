@@ -22,7 +22,7 @@ describe("authentication on every /v1 route", () => {
   for (const route of protectedRoutes) {
     const path = route.path.replace(/\/:[a-z_]+/g, "/file-abcdefghijklmnopqrstuvwx");
     // Each endpoint answers in its vendor's dialect (contract 9): OpenAI calls a bad key an invalid request, Google UNAUTHENTICATED.
-    const type = ["/v1/responses", "/v1/embeddings", "/v1/completions"].includes(path) ? "invalid_request_error" : "authentication_error";
+    const type = ["/v1/responses", "/v1/responses/compact", "/v1/embeddings", "/v1/completions"].includes(path) ? "invalid_request_error" : "authentication_error";
     const gemini = path.startsWith("/v1beta/") || /^\/v1\/models\/[^/]+:/.test(path);
     const expected = async (response: Response) => {
       if (!gemini) return expectEnvelope(response, 401, type);

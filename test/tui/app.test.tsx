@@ -58,6 +58,13 @@ describe("chatting", () => {
     expect(gateway.openai.last().body).toMatchObject({ model: "gpt-4o", stream: true, messages: [{ role: "user", content: "What is the answer?" }] });
   });
 
+  test("the token line says how much of the input the upstream read from its prompt cache", async () => {
+    gateway.openai.next({ kind: "stream", chunks: ["Cached."], usage: [2400, 9, 2048] });
+    const ui = open();
+    await ui.say("Again");
+    await ui.until((f) => /gpt-4o · \d+\.\ds · 2400 → 9 tokens \(2048 cached\)/.test(f), "the cache reads on the token line");
+  });
+
   test("the conversation so far goes with each new question", async () => {
     const ui = open();
     await ui.say("First");

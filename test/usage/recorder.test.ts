@@ -12,7 +12,7 @@ const record = (i: number): UsageRecord => ({
   time: since + i, endpoint: i % 2 ? "/v1/messages" : "/v1/chat/completions", key_label: `key-${i % 3}`,
   model_requested: `model-${i}`, model: i % 5 ? `model-${i}` : null, provider: "alpha", input_tokens: i, output_tokens: 2 * i,
   cache_read_tokens: i % 7, cache_write_tokens: 0, cost_usd: i % 4 ? i / 1e6 : null, status: 200, outcome: "ok",
-  latency_ms: i % 50, ttft_ms: i % 2 ? i % 30 : null, attempts: 1 + (i % 2), tag: i % 3 ? `tag-${i}` : null, route: i % 4 ? null : `route-${i % 8}`,
+  latency_ms: i % 50, ttft_ms: i % 2 ? i % 30 : null, attempts: 1 + (i % 2), tag: i % 3 ? `tag-${i}` : null, route: i % 4 ? null : `route-${i % 8}`, session: i % 3 ? null : `${i}`.padStart(16, "0"),
 });
 
 describe("usage records reach SQLite in batches", () => {

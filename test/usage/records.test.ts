@@ -71,13 +71,15 @@ describe("a usage record for every completion (contract 12)", () => {
     expect(record).toMatchObject({ model: "gpt-4o", input_tokens: null, output_tokens: null, cost_usd: null, outcome: "ok" });
   });
 
-  test("the tag comes from x-parley-tag, else Claude Code's session id; a model without a price costs null", async () => {
+  test("Claude Code's session id is kept hashed as the session, never raw; the tag is x-parley-tag's alone; a model without a price costs null", async () => {
     const session = crypto.randomUUID();
     const response = await gateway.json("/v1/chat/completions", { model: "my-local-model", messages: [{ role: "user", content: "hi" }] }, { headers: { "x-claude-code-session-id": session } });
     expect(response.status).toBe(200);
     expect(response.headers.get("x-parley-cost-usd")).toBeNull();
-    const record = (await records()).find((r) => r.tag === session)!;
-    expect(record).toMatchObject({ model: "my-local-model", provider: "alpha", input_tokens: 11, output_tokens: 7, cost_usd: null });
+    const hashed = new Bun.CryptoHasher("sha256").update(session).digest("hex").slice(0, 16);
+    const record = (await records()).find((r) => r.session === hashed)!;
+    expect(record).toMatchObject({ model: "my-local-model", provider: "alpha", input_tokens: 11, output_tokens: 7, cost_usd: null, tag: null });
+    expect((await records()).some((r) => JSON.stringify(r).includes(session))).toBe(false);
   });
 
   test("failures are recorded with their status and attempts", async () => {

@@ -58,7 +58,7 @@ describe("GET /v1/usage (contract 12)", () => {
     expect((await since.json()).error.details).toMatch(/^since: 7d, 12h/);
     const by = await gateway.call("/v1/usage?by=constructor");
     expect(by.status).toBe(422);
-    expect((await by.json()).error.details).toBe("by: one of model, upstream, key, day, tag, route");
+    expect((await by.json()).error.details).toBe("by: one of model, upstream, key, day, tag, route, session");
   });
 });
 
@@ -90,7 +90,7 @@ describe("parley usage", () => {
     const since = await runCli(["usage", "--since", "soon"], { env });
     expect([since.code, since.stderr]).toEqual([2, 'parley: --since "soon" is not a time: use 7d, 12h, 30m, a date such as 2026-01-31 (UTC), or Unix seconds\n']);
     const by = await runCli(["usage", "--by", "user"], { env });
-    expect([by.code, by.stderr]).toEqual([2, 'parley: --by "user": use one of model, upstream, key, day, tag, route\n']);
+    expect([by.code, by.stderr]).toEqual([2, 'parley: --by "user": use one of model, upstream, key, day, tag, route, session\n']);
   });
 });
 

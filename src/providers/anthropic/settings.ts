@@ -10,8 +10,20 @@ export const DEFAULT_BASE_URL = "https://api.anthropic.com";
 
 export const labelOf = (u: Upstream) => `Anthropic upstream '${u.name}'`;
 
-/** The headers of every call: the key, the API version, the client's betas as sent. */
+/** The API version sent when the client named none (a client of another dialect). */
+const VERSION = "2023-06-01";
+
+/**
+ * The headers of every call: the key; the client's API version, betas and Claude Code's session id
+ * as sent (contract 26: a direct connection would send them).
+ */
 export function headersOf(u: Upstream<AnthropicSettings>, client?: Headers): Record<string, string> {
-  const beta = client?.get("anthropic-beta");
-  return { ...u.headers, "x-api-key": u.settings.apiKey, "anthropic-version": "2023-06-01", "content-type": "application/json", ...(beta ? { "anthropic-beta": beta } : {}) };
+  const headers: Record<string, string> = { ...u.headers, "x-api-key": u.settings.apiKey, "anthropic-version": client?.get("anthropic-version") || VERSION, "content-type": "application/json" };
+  for (const name of FORWARDED) {
+    const value = client?.get(name);
+    if (value) headers[name] = value;
+  }
+  return headers;
 }
+
+const FORWARDED = ["anthropic-beta", "x-claude-code-session-id"];

@@ -59,6 +59,8 @@ export function createBedrockEmbeddings({ up, post }: Pick<BedrockTransport, "up
   }
 
   async function cohere(request: EmbeddingRequest, modelId: string, signal: AbortSignal): Promise<Embeddings> {
+    // Only Embed v4 takes `output_dimension`; v3 refuses it as an "extraneous key" (contract 26).
+    if (request.dimensions !== undefined && !/cohere\.embed-v4/.test(modelId)) throw invalidRequest(`${modelId} makes vectors of one size only: leave 'dimensions' out, or use cohere.embed-v4:0 (256, 512, 1024 or 1536).`, "dimensions: not supported by the model");
     const vectors: number[][] = [];
     let inputTokens = 0;
     for (let at = 0; at < request.texts.length; at += COHERE_BATCH) {

@@ -37,7 +37,8 @@ export const bedrockKind: Kind<BedrockSettings> = {
     return (await createBedrockControl(u).models()).map(({ id, vendor, created }) => ({ id, owned_by: vendor, created }));
   },
   credentials: (s) => credentialKind(s),
-  where: (s) => s.endpointUrl ?? s.region ?? "",
+  // The region signs every call, endpoint_url or not: both shown (contract 26).
+  where: (s) => [s.region, s.endpointUrl].filter(Boolean).join(" "),
   patterns: [new RegExp(`^((${GEOS})\\.)?(${VENDORS})\\.`), /^arn:aws:bedrock:/],
   // Claude's own names are called as the cross-region inference profile of the upstream's region.
   modelFor: (model, s) => anthropicProfile(model, s.region) ?? model,

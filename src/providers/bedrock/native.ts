@@ -3,6 +3,7 @@ import { foundationModel } from "../anthropic-models.ts";
 import type { NativeCall, NativeReply } from "../provider.ts";
 import { badShape, fetchError, fetchFailed, parseUpstreamJson, verbatim } from "../../wire/upstream-errors.ts";
 import { checkMessage, renamed } from "../../wire/anthropic/reply.ts";
+import { dropBeta } from "../dropped-betas.ts";
 import { bedrockBetas } from "./betas.ts";
 import { relay } from "./relay.ts";
 import type { BedrockTransport } from "./transport.ts";
@@ -20,9 +21,9 @@ export const BEDROCK_ANTHROPIC_VERSION = "bedrock-2023-05-31";
  * its members can be cut out safely (Claude Code's bodies run to hundreds of KB, and writing one
  * anew cost ~70 µs per 80 KB); otherwise the body is written from the parsed one.
  */
-export function invokeBody(call: Pick<NativeCall, "body" | "json" | "headers">, model: string, override: string[] | undefined, extra: Record<string, unknown> = {}): string {
+export function invokeBody(call: Pick<NativeCall, "body" | "json" | "headers">, model: string, betasOf: BetasOf, extra: Record<string, unknown> = {}): string {
   const json = call.json ?? (JSON.parse(call.body) as Record<string, unknown>);
-  const betas = bedrockBetas(model, call.headers?.get("anthropic-beta"), override);
+  const betas = betasOf(model, call.headers?.get("anthropic-beta"));
   const head = { anthropic_version: BEDROCK_ANTHROPIC_VERSION, ...(betas.length ? { anthropic_beta: betas } : {}), ...extra };
   const members = clientMembers(call.body, json, head) ?? memberwise(call.body, head);
   if (members !== undefined) return `${JSON.stringify(head).slice(0, -1)}${members ? `,${members}` : ""}}`;
@@ -58,6 +59,9 @@ function memberwise(raw: string, head: Record<string, unknown>): string | undefi
   return members.filter((m) => m.key !== "model" && m.key !== "stream").map((m) => raw.slice(m.start, m.end)).join(",");
 }
 
+/** The betas of a request's header Bedrock takes for the model. */
+type BetasOf = (model: string, header: string | null | undefined) => string[];
+
 const FIRST_MODEL = /^\s*\{\s*"model"\s*:\s*/;
 const MEMBER_END = /^\s*,\s*/;
 const LAST_STREAM = /\s*,\s*"stream"\s*:\s*(true|false)\s*\}\s*$/;
@@ -67,10 +71,13 @@ const LAST_BRACE = /\s*\}\s*$/;
  * A 4xx about the request keeps Bedrock's own words (`verbatim`): clients (Claude Code) act on them.
  * A context overflow is the exception: Bedrock's "Input is too long" becomes Anthropic's "prompt is too long".
  */
-export function createAnthropicNative(override: string[] | undefined, { up, post, chunks }: BedrockTransport) {
+export function createAnthropicNative(name: string, override: string[] | undefined, { up, post, chunks }: BedrockTransport) {
+  // A completion's dropped betas are counted; a count of the same request's tokens drops the same ones again.
+  const sent: BetasOf = (model, header) => bedrockBetas(model, header, override, (beta) => dropBeta(name, beta));
+  const counted: BetasOf = (model, header) => bedrockBetas(model, header, override);
   async function messages(call: NativeCall): Promise<NativeReply> {
     const { model, requested, stream, signal } = call;
-    const body = invokeBody(call, model, override);
+    const body = invokeBody(call, model, sent);
     try {
       if (!stream) {
         const response = await post(model, "invoke", body, signal);
@@ -91,7 +98,7 @@ export function createAnthropicNative(override: string[] | undefined, { up, post
     const modelId = foundationModel(call.model);
     const raw = call.json ?? (JSON.parse(call.body) as Record<string, unknown>);
     // InvokeModel's body needs max_tokens; a count does not depend on it.
-    const body = invokeBody({ ...call, json: raw }, modelId, override, raw.max_tokens === undefined ? { max_tokens: 1 } : {});
+    const body = invokeBody({ ...call, json: raw }, modelId, counted, raw.max_tokens === undefined ? { max_tokens: 1 } : {});
     const response = await post(modelId, "count-tokens", JSON.stringify({ input: { invokeModel: { body } } }), call.signal).catch((error) => {
       throw verbatim(error, false);
     });

@@ -30,21 +30,34 @@ export function family(modelId: string): Family {
 /** ARNs whose id says nothing of the model: the control plane tells which foundation model they run. */
 const OPAQUE_ARN = /^arn:aws[\w-]*:bedrock:[^:]*:\d*:(application-inference-profile|custom-model)\//;
 
+/**
+ * Claude models Bedrock refuses any `cache_control` for (400 "…did not allow prompt caching"): no
+ * breakpoints are added for them (contract 22). The Claude 3 line, and 3.5 Sonnet (its caching never left preview).
+ */
+const UNCACHED_CLAUDE = /anthropic\.claude-(v2|instant|3-(opus|sonnet|haiku)-|3-5-sonnet-)/;
+
 interface InvokeBody {
-  encode: (request: ChatRequest) => unknown;
+  encode: (request: ChatRequest, modelId: string) => unknown;
   decode: (body: unknown, up: Upstream, request: ChatRequest) => ChatReply;
   decoder: (up: Upstream, request: ChatRequest) => StreamDecoder<unknown>;
 }
 
 const INVOKE: Record<"anthropic" | "titan", InvokeBody> = {
-  anthropic: { encode: (request) => ({ anthropic_version: BEDROCK_ANTHROPIC_VERSION, ...encodeClaude(request, "AWS Bedrock") }), decode: decodeClaude, decoder: claudeStream },
+  anthropic: {
+    encode: (request, modelId) => {
+      const cacheable = !request.autoCache || !UNCACHED_CLAUDE.test(modelId) ? request : { ...request, autoCache: false };
+      return { anthropic_version: BEDROCK_ANTHROPIC_VERSION, ...encodeClaude(cacheable, "AWS Bedrock") };
+    },
+    decode: decodeClaude,
+    decoder: claudeStream,
+  },
   titan: { encode: titanRequest.encodeRequest, decode: titanReply.decodeReply, decoder: titanStream.streamDecoder },
 };
 
 export function createBedrockProvider(upstream: Declared<BedrockSettings>): Provider {
   const transport = createBedrockTransport(upstream);
   const { up, post, events, json } = transport;
-  const anthropicNative = createAnthropicNative(upstream.settings.anthropicBetas, transport);
+  const anthropicNative = createAnthropicNative(upstream.name, upstream.settings.anthropicBetas, transport);
   const passthrough = createPassthrough(transport);
   const control = createBedrockControl(upstream);
   const families = new Map<string, Family>();
@@ -70,7 +83,7 @@ export function createBedrockProvider(upstream: Declared<BedrockSettings>): Prov
         const response = await post(modelId, "converse", JSON.stringify(encodeConverse(request)), signal);
         return decodeConverse(await json(response), up);
       }
-      const response = await post(modelId, "invoke", JSON.stringify(INVOKE[kind].encode(request)), signal);
+      const response = await post(modelId, "invoke", JSON.stringify(INVOKE[kind].encode(request, modelId)), signal);
       return INVOKE[kind].decode(await json(response), up, request);
     },
 
@@ -82,7 +95,7 @@ export function createBedrockProvider(upstream: Declared<BedrockSettings>): Prov
         for await (const event of events(response)) yield* decode({ [event.type]: event.body });
         return;
       }
-      const response = await post(modelId, "invoke-with-response-stream", JSON.stringify(INVOKE[kind].encode(request)), signal);
+      const response = await post(modelId, "invoke-with-response-stream", JSON.stringify(INVOKE[kind].encode(request, modelId)), signal);
       const decode = INVOKE[kind].decoder(up, request);
       for await (const event of events(response)) {
         // Each chunk carries the model's own JSON event, base64-encoded.

@@ -6,7 +6,7 @@ export { DEFAULT_BASE_URL, type OpenAISettings } from "./settings.ts";
 
 /** Any OpenAI-compatible server: OpenAI, Ollama, vLLM, LM Studio, llama.cpp, OpenRouter, Groq, … */
 export const openaiKind: Kind<OpenAISettings> = {
-  keys: { base_url: "string", api_key: "string", query: "table", system_messages: "string" },
+  keys: { base_url: "string", api_key: "string", query: "table", system_messages: "string", compaction: "string" },
   required: ["base_url"],
   secrets: ["api_key"],
   settings: (t) => ({
@@ -14,6 +14,7 @@ export const openaiKind: Kind<OpenAISettings> = {
     ...(t.api_key !== undefined ? { apiKey: String(t.api_key) } : {}),
     ...(t.query !== undefined ? { query: t.query as Record<string, string> } : {}),
     systemOnTop: t.system_messages === "top",
+    ...(t.compaction === "native" || t.compaction === "summary" ? { compaction: t.compaction } : {}),
   }),
   // A local server often needs no key; OpenAI itself does.
   missing: (u) => (u.settings.apiKey || u.settings.baseUrl !== DEFAULT_BASE_URL ? undefined : `set ${settingName(u, "api_key")}, or ${settingName(u, "base_url")} for an OpenAI-compatible server`),

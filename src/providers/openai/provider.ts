@@ -3,7 +3,7 @@ import { sseData } from "../../lib/sse.ts";
 import { GatewayError } from "../../errors.ts";
 import { settingName, shownUrl, type Upstream as Declared } from "../kind.ts";
 import type { NativeCall, NativeReply, Provider } from "../provider.ts";
-import { labelOf, urlOf, type OpenAISettings } from "./settings.ts";
+import { compactsNatively, labelOf, urlOf, type OpenAISettings } from "./settings.ts";
 import { fetchError, fetchFailed, parseUpstreamJson, streamedBody, upstreamErrorText, type Upstream } from "../../wire/upstream-errors.ts";
 import { checkTextCompletion } from "../../wire/completions/codec.ts";
 import { checkEmbeddings } from "../../wire/embeddings/codec.ts";
@@ -78,6 +78,10 @@ export function createOpenAIProvider(upstream: Declared<OpenAISettings>): Provid
       "openai-responses": passthrough(urls.responses, checkResponse),
       "openai-completions": passthrough(urls.completions, checkTextCompletion),
       "openai-embeddings": passthrough(urls.embeddings, checkEmbeddings),
+      // Codex's compaction goes up as sent only to a server that compacts (contract 26); parley summarizes for the others.
+      ...(compactsNatively(settings)
+        ? { "openai-responses-compaction": passthrough(urls.responses, checkResponse), "openai-responses-compact": passthrough(urlOf(settings, "/responses/compact"), checkResponse) }
+        : {}),
     },
   };
 }

@@ -2,7 +2,7 @@ import { timingSafeEqual } from "node:crypto";
 import type { Scope } from "../../config.ts";
 import { GatewayError } from "../../errors.ts";
 import { signRequest } from "../../providers/bedrock/sigv4.ts";
-import { admit, authorize, type Guard, type Principal } from "../auth.ts";
+import { admit, authorize, principalOf, type Guard, type Principal } from "../auth.ts";
 
 /** INGRESS_AWS_CREDENTIALS: the access key AWS clients sign with, standing for API_KEY. */
 export interface IngressCredentials {
@@ -23,13 +23,12 @@ const denied = (message: string) => new GatewayError(403, "permission_error", me
  * so) as on every endpoint, or a SigV4 signature made with INGRESS_AWS_CREDENTIALS, checked with
  * parley's own signer and standing for API_KEY. `body` is needed for a signed request only.
  */
-export function bedrockPrincipal(guard: Guard, credentials: IngressCredentials | undefined, mainKey: string | undefined, request: Request, body: string, scope: Scope, headers: Record<string, string>): Principal | Promise<Principal> {
+export function bedrockPrincipal(guard: Guard, credentials: IngressCredentials | undefined, mainKey: string | undefined, request: Request, body: string, scope: Scope | readonly Scope[], headers: Record<string, string>): Principal | Promise<Principal> {
   if (!isSigned(request)) return authorize(guard, request, scope, headers);
   if (!credentials) throw denied("This parley takes no AWS signatures: send a parley key as a bearer token (AWS_BEARER_TOKEN_BEDROCK=<parley key>), or set INGRESS_AWS_CREDENTIALS.");
   checkSignature(request, body, credentials);
-  const principal = mainKey ? guard.identify(mainKey) : undefined;
-  if (!principal) throw denied("INGRESS_AWS_CREDENTIALS stands for API_KEY, which is not set.");
-  return admit(guard, principal, scope, headers);
+  if (!mainKey) throw denied("INGRESS_AWS_CREDENTIALS stands for API_KEY, which is not set.");
+  return admit(guard, principalOf(guard, mainKey), scope, headers);
 }
 
 function checkSignature(request: Request, body: string, credentials: IngressCredentials): void {

@@ -16,11 +16,13 @@ export type Endpoint = ModelEndpoint | PlainEndpoint;
 export type ModelEndpoint = ChatEndpoint | CallEndpoint;
 
 interface Declared {
-  method: "GET" | "POST" | "DELETE" | "HEAD";
+  method: "GET" | "POST" | "PATCH" | "DELETE" | "HEAD";
   /** Literal segments, `:name` for one segment (percent-decoded), a last `*` for the rest (as sent). */
   path: string;
-  /** The scope a key needs; absent: open to all. */
-  scope?: Scope;
+  /** The scope a key needs (several: any of them); absent: open to all. */
+  scope?: Scope | readonly Scope[];
+  /** false: no CORS headers and no preflight (the admin API: the dashboard is served from the same origin). */
+  cors?: false;
   /** Whose error envelope its callers expect: fixed, or read from the request (GET /v1/models and `anthropic-version`). */
   errors: Renderer | ((request: Request) => Renderer);
   /** Its OpenAPI operation; absent: not in /docs. */
@@ -92,5 +94,5 @@ export interface Signature {
   /** Whether this request is signed (else it must carry a key). */
   signed(request: Request): boolean;
   /** The principal a signed request stands for: the body is read first, as the signature covers it. */
-  principal(request: Request, body: string, scope: Scope, headers: Record<string, string>): Principal | Promise<Principal>;
+  principal(request: Request, body: string, scope: Scope | readonly Scope[], headers: Record<string, string>): Principal | Promise<Principal>;
 }

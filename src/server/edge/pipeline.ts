@@ -52,8 +52,9 @@ export function createPipeline(endpoints: Endpoint[], options: PipelineOptions) 
     const sent = mark === -1 ? url.slice(start) : url.slice(start, mark);
     // One trailing slash is ignored, as it always was.
     const found = router.find(request.method, sent.length > 1 && sent.endsWith("/") ? sent.slice(0, -1) : sent);
-    // A browser's preflight is answered before anything else, without a log line.
-    const preflight = cors(request, headers);
+    // A browser's preflight is answered before anything else, without a log line; never for a declaration without CORS.
+    const declared = found?.endpoint ?? (request.method === "OPTIONS" ? router.find(request.headers.get("access-control-request-method") ?? "GET", sent)?.endpoint : undefined);
+    const preflight = declared?.cors === false ? undefined : cors(request, headers);
     if (preflight) return preflight;
     const endpoint = found?.endpoint;
     const renderer = endpoint ? (typeof endpoint.errors === "string" ? endpoint.errors : endpoint.errors(request)) : rendererOf(sent, request);
@@ -92,12 +93,13 @@ export function createPipeline(endpoints: Endpoint[], options: PipelineOptions) 
     const raw = signed ?? (await readText(request, maxBody));
     const body = jsonObject(raw);
     const name = endpoint.recordAs ?? endpoint.path;
-    const usage = trackUsage(guard.usage, { log, request, principal }, name);
+    const access = guard.access?.(principal.key, raw, true);
+    const usage = trackUsage(guard.usage, { log, request, principal, access, tpm: guard.tpm }, name);
     const { observe, onDone, onBreak } = usage.hooks;
     const caller = { endpoint: name, key: principal.label, headers: request.headers };
-    if (endpoint.kind === "call") return reply(await endpoint.serve({ body, raw, signal: request.signal, caller, observe, onDone, onBreak }, params).then(usage.answered, usage.failed), headers);
+    if (endpoint.kind === "call") return reply(await endpoint.serve({ body, raw, signal: request.signal, caller, access, observe, onDone, onBreak }, params).then(usage.answered, usage.failed), headers);
     const made = endpoint.call(body, request, query, params, raw);
-    const call: ChatCall = { input: made.input, output: made.output, headers: made.headers, body: made.body ?? body, raw: made.raw ?? raw, signal: request.signal, caller, observe, onDone, onBreak };
+    const call: ChatCall = { input: made.input, output: made.output, headers: made.headers, body: made.body ?? body, raw: made.raw ?? raw, signal: request.signal, caller, access, observe, onDone, onBreak };
     const { output } = call;
     if (wantsProgress(request, body, output)) return withProgress(chat, call, usage, (outcome) => answer(endpoint, outcome, body, headers, output), headers, log);
     let outcome: ChatOutcome;

@@ -1,10 +1,10 @@
 import type { ChatCall, ChatOutcome } from "../../core/chat.ts";
 import { clip } from "../../log.ts";
 import { uncachedInput, type Usage } from "../../ir.ts";
-import type { Principal } from "../auth.ts";
+import type { Guard, Principal, RequestAccess } from "../auth.ts";
 import type { RequestLog } from "../request-log.ts";
 import { costOf, FREE, type Tokens } from "../../usage/prices.ts";
-import type { UsageRecord } from "../../usage/recorder.ts";
+import { hashSession, type UsageRecord } from "../../usage/recorder.ts";
 import type { UsageService } from "../../usage/service.ts";
 
 /** What a chat route knows about its request. */
@@ -13,6 +13,10 @@ export interface TrackContext {
   log?: RequestLog;
   request: Request;
   principal: Principal;
+  /** The key's restrictions and budget hold, settled when the call is over. */
+  access?: RequestAccess;
+  /** Tokens per minute, counted when the call is over. */
+  tpm?: Guard["tpm"];
 }
 
 type Observed = Parameters<NonNullable<ChatCall["observe"]>>[0];
@@ -31,7 +35,7 @@ export const COST_HEADER = "x-parley-cost-usd";
  * answer has been written (`later`). chat() calls `onDone` before `observe` for JSON and
  * after for a stream, so whichever of `onDone` and `answered` comes last finishes the record.
  */
-export function trackUsage(service: UsageService | undefined, { log, request, principal }: TrackContext, endpoint: string) {
+export function trackUsage(service: UsageService | undefined, { log, request, principal, access, tpm }: TrackContext, endpoint: string) {
   const time = Date.now();
   const start = performance.now();
   let observed: (Observed & { at: number }) | undefined;
@@ -56,8 +60,12 @@ export function trackUsage(service: UsageService | undefined, { log, request, pr
   };
 
   function finish(status: number): void {
-    if (!service || finished) return;
+    if (finished) return;
     finished = true;
+    if (!service) {
+      void access?.settle(observed?.model ?? "-", null);
+      return;
+    }
     const stream = answer?.stream ?? false;
     const outcome: UsageRecord["outcome"] = status === 499 ? "cancelled" : status !== 200 ? "error" : done?.ok === false ? (broken ? "broken" : "cancelled") : "ok";
     const provider = observed?.provider ?? null;
@@ -69,7 +77,11 @@ export function trackUsage(service: UsageService | undefined, { log, request, pr
     const price = observed?.free ? FREE : answered !== undefined ? service.prices(answered) : undefined;
     const cost = tokens ? costOf(price, tokens) : null;
     if (answer && !stream && cost !== null) answer.headers[COST_HEADER] = String(Math.round(cost * 1e10) / 1e10);
-    if (tokens && principal.budget) service.budgets?.spend(principal.label, principal.budget, tokens.input + tokens.output + tokens.cacheRead + tokens.cacheWrite, cost);
+    const all = tokens ? tokens.input + tokens.output + tokens.cacheRead + tokens.cacheWrite : 0;
+    if (tokens && principal.budget) service.budgets?.spend(principal.label, principal.budget, all, cost);
+    // A hold is settled with what the call cost (none: released), at the price the record uses.
+    if (access) void access.settle(model ?? "-", tokens ?? null, price)?.catch(() => undefined);
+    if (all > 0 && principal.key.tpm !== null) tpm?.add(principal.key, all);
     if (!service.metrics && !service.recorder) return;
     const latency = Math.round(performance.now() - start);
     service.later(() => {
@@ -81,7 +93,7 @@ export function trackUsage(service: UsageService | undefined, { log, request, pr
         cache_read_tokens: tokens ? tokens.cacheRead : null, cache_write_tokens: tokens ? tokens.cacheWrite : null,
         cost_usd: cost, status, outcome, latency_ms: latency,
         ttft_ms: stream ? Math.round(observed.at - start) : null, attempts: observed.attempts, tag: tagOf(request),
-        route: observed.route ?? null,
+        route: observed.route ?? null, session: sessionIn(observed),
       });
     });
   }
@@ -100,6 +112,7 @@ export function trackUsage(service: UsageService | undefined, { log, request, pr
     }
     if (cost) cells.cost.value += cost;
     if (!observed) return;
+    if (tokens && (tokens.cacheRead || tokens.cacheWrite)) m.cache(provider, observed.route ?? "", tokens.cacheRead, tokens.cacheWrite);
     if (observed.attempts > 1) cells.retries.value += observed.attempts - 1;
     if (observed.upstream_ms !== undefined) {
       cells.firstByte.observe(observed.upstream_ms / 1000);
@@ -126,11 +139,17 @@ export function trackUsage(service: UsageService | undefined, { log, request, pr
   };
 }
 
+/** The request's session, hashed: read only now that a record is written. */
+function sessionIn(observed: Observed): string | null {
+  const session = observed.session?.();
+  return session === undefined ? null : hashSession(session);
+}
+
 /** Tokens as billed: the record keeps the input without the cache, and the cache's reads and writes beside it. */
 const billed = ({ input, output }: Usage): Tokens => ({ input: uncachedInput(input), output, cacheRead: input.cacheRead, cacheWrite: input.cacheWrite });
 
-/** The client's tag for a conversation: `x-parley-tag`, else Claude Code's session id. */
+/** The client's tag: `x-parley-tag` alone (a session id is kept hashed, as the session: contract 22). */
 function tagOf(request: Request): string | null {
-  const tag = request.headers.get("x-parley-tag") ?? request.headers.get("x-claude-code-session-id");
+  const tag = request.headers.get("x-parley-tag");
   return tag ? tag.slice(0, 128) : null;
 }

@@ -5,7 +5,7 @@ import { isObject } from "../../lib/read.ts";
 import { geminiFor, geminiRequest } from "../../wire/gemini/codec.ts";
 import { encodeCountReply } from "../../wire/gemini/count.ts";
 import { decodeEmbedRequest, encodeEmbeddings } from "../../wire/gemini/embeddings.ts";
-import { presentedKey } from "../auth.ts";
+import { presentedKey, type Guard } from "../auth.ts";
 import type { CallEndpoint, ChatEndpoint, PlainEndpoint } from "../edge/endpoint.ts";
 
 /** The API versions Gemini's clients call: the `@google/genai` SDK 3.x defaults to v1, Gemini CLI to v1beta. */
@@ -26,7 +26,7 @@ export const geminiCallerKey = (request: Request) =>
  * `:streamGenerateContent` (server-sent events, `alt=sse`), `:countTokens`, `:embedContent` and
  * `:batchEmbedContents`, under /v1beta and /v1. The model and whether to stream are in the URL.
  */
-export function gemini(count: TokenCounter, embeddings: EmbeddingsService): (ChatEndpoint | PlainEndpoint | CallEndpoint)[] {
+export function gemini(count: TokenCounter, embeddings: EmbeddingsService, access?: Guard["access"]): (ChatEndpoint | PlainEndpoint | CallEndpoint)[] {
   return VERSIONS.flatMap((version) => {
     const at = (method: string) => `/${version}/models/:model:${method}`;
     const recordAs = (method: string) => `/${version}/models/{model}:${method}`;
@@ -48,7 +48,7 @@ export function gemini(count: TokenCounter, embeddings: EmbeddingsService): (Cha
         // The count takes the request's contents, or a whole request in generateContentRequest.
         const counted = isObject(body!.generateContentRequest) ? body!.generateContentRequest : body!;
         const decoded = geminiRequest(counted, model, false);
-        const { tokens, estimate } = await count({ request: decoded, raw: raw!, dialect: "gemini", headers: request.headers, signal: request.signal, key: principal!.label, endpoint: recordAs("generateContent") });
+        const { tokens, estimate } = await count({ request: decoded, raw: raw!, dialect: "gemini", headers: request.headers, signal: request.signal, key: principal!.label, endpoint: recordAs("generateContent"), access: access?.(principal!.key, raw!, false) });
         if (estimate) headers["x-parley-token-count"] = "estimate";
         return encodeCountReply(tokens);
       },

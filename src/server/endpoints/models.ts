@@ -4,7 +4,7 @@ import type { Discovery } from "../../routing/discovery.ts";
 import type { Live } from "../../routing/live.ts";
 import { encodeModel, encodeModelList } from "../../wire/gemini/models.ts";
 import { isGeminiClient } from "../../wire/gemini/path.ts";
-import { presentedKey } from "../auth.ts";
+import { presentedKey, type Principal } from "../auth.ts";
 import type { PlainEndpoint } from "../edge/endpoint.ts";
 import type { Renderer } from "../edge/errors.ts";
 import { geminiCallerKey } from "./gemini.ts";
@@ -66,8 +66,22 @@ export function modelEndpoints(upstreams: Live, discovery: Discovery): PlainEndp
     return { id, object: "model", created: 0, owned_by: "parley", provider: upstreams.current().router(id).targets[0]!.upstream }; // 404 when the id routes nowhere
   };
 
-  const geminiList = (query: Record<string, string>) => encodeModelList(models().map((m) => m.id), Number(query.pageSize ?? 50), query.pageToken);
-  const geminiModel = (segment: string) => encodeModel(find(decoded(segment.startsWith("models/") ? segment.slice(7) : segment)).id);
+  // A key limited by `models` sees only those (contract 19).
+  const only = <M extends { id: string }>(list: M[], principal?: Principal) => {
+    const allows = principal?.key.allowsModel;
+    return allows ? list.filter((m) => allows(m.id)) : list;
+  };
+  const list = (request: Request, query: Record<string, string>, principal?: Principal) => {
+    if (isAnthropic(request)) return anthropicPage(only(anthropicModels(), principal), query);
+    if (isGemini(request)) return geminiList(query, principal);
+    return { object: "list", data: only(models(), principal) };
+  };
+  const geminiList = (query: Record<string, string>, principal?: Principal) => encodeModelList(only(models(), principal).map((m) => m.id), Number(query.pageSize ?? 50), query.pageToken);
+  const geminiModel = (segment: string, principal?: Principal) => {
+    const id = decoded(segment.startsWith("models/") ? segment.slice(7) : segment);
+    if (principal?.key.allowsModel && !principal.key.allowsModel(id)) throw notFound(`No model has the id '${id.slice(0, 200)}' for this key.`);
+    return encodeModel(find(id).id);
+  };
 
   // Anthropic's and Gemini's clients get their own envelope, for errors as for answers.
   const errors = (request: Request): Renderer => (isAnthropic(request) ? "anthropic" : isGemini(request) ? "gemini" : "parley");
@@ -76,29 +90,28 @@ export function modelEndpoints(upstreams: Live, discovery: Discovery): PlainEndp
   return [
     {
       kind: "plain", method: "GET", path: "/v1/models", scope: "models", errors, key,
-      answer({ request, query }) {
-        if (isAnthropic(request)) return anthropicPage(anthropicModels(), query);
-        return isGemini(request) ? geminiList(query) : { object: "list", data: models() };
-      },
+      answer: ({ request, query, principal }) => list(request, query, principal),
       openapi: { summary: "List models", description: "OpenAI's list; Anthropic's (limit, after_id, before_id) when the request has anthropic-version; Gemini's when it has x-goog-api-key or ?key=.", tags: ["models"] },
     },
     {
       kind: "plain", method: "GET", path: "/v1/models/*", scope: "models", errors, key,
-      answer({ request, params }) {
-        if (isGemini(request)) return geminiModel(params[0]!);
-        const model = find(decoded(params[0]!));
+      answer({ request, params, principal }) {
+        if (isGemini(request)) return geminiModel(params[0]!, principal);
+        const id = decoded(params[0]!);
+        if (principal?.key.allowsModel && !principal.key.allowsModel(id)) throw notFound(`No model has the id '${id.slice(0, 200)}' for this key.`);
+        const model = find(id);
         return isAnthropic(request) ? anthropicShape(model) : model;
       },
       openapi: { summary: "One model", tags: ["models"] },
     },
     {
       kind: "plain", method: "GET", path: "/v1beta/models", scope: "models", errors: "gemini", key: geminiCallerKey,
-      answer: ({ query }) => geminiList(query),
+      answer: ({ query, principal }) => geminiList(query, principal),
       openapi: { summary: "List models (Gemini)", description: "Gemini's list (pageSize, pageToken), for Gemini CLI and the @google/genai SDK.", tags: ["gemini"] },
     },
     {
       kind: "plain", method: "GET", path: "/v1beta/models/*", scope: "models", errors: "gemini", key: geminiCallerKey,
-      answer: ({ params }) => geminiModel(params[0]!),
+      answer: ({ params, principal }) => geminiModel(params[0]!, principal),
       openapi: { summary: "One model (Gemini)", tags: ["gemini"] },
     },
   ];

@@ -3,6 +3,7 @@ import type { Json } from "../../lib/read.ts";
 import { fromVertexId } from "../../providers/vertex/model-ids.ts";
 import { anthropic } from "../../wire/anthropic/codec.ts";
 import { fromVertexBody } from "../../wire/anthropic/vertex.ts";
+import type { Guard } from "../auth.ts";
 import type { ChatEndpoint, PlainEndpoint } from "../edge/endpoint.ts";
 import { modelOf } from "./gemini.ts";
 
@@ -20,7 +21,7 @@ const jsonBody = { required: true, content: { "application/json": { schema: { ty
  * Messages body (the model from the URL, its `@` id as Anthropic names it; `anthropic_version` out),
  * which every Claude upstream takes natively (Vertex puts its two edits back).
  */
-export function vertex(count: TokenCounter): (ChatEndpoint | PlainEndpoint)[] {
+export function vertex(count: TokenCounter, access?: Guard["access"]): (ChatEndpoint | PlainEndpoint)[] {
   const counting: PlainEndpoint = {
     kind: "plain", method: "POST", path: `${BASE}/count-tokens:rawPredict`, scope: "chat", errors: "anthropic", body: "json",
     async answer({ request, headers, principal, body, raw }) {
@@ -29,7 +30,7 @@ export function vertex(count: TokenCounter): (ChatEndpoint | PlainEndpoint)[] {
       const messages = asMessages(body!, model);
       // A count needs no max_tokens; the decoder, written for messages, does.
       const decoded = anthropic.decodeRequest({ ...messages, max_tokens: messages.max_tokens ?? 1 });
-      const counted = { request: decoded, raw: fromVertexBody(raw!, body!, model), dialect: "anthropic-messages" as const, headers: request.headers, signal: request.signal, key: principal!.label, endpoint: "/v1/messages" };
+      const counted = { request: decoded, raw: fromVertexBody(raw!, body!, model), dialect: "anthropic-messages" as const, headers: request.headers, signal: request.signal, key: principal!.label, endpoint: "/v1/messages", access: access?.(principal!.key, raw!, false) };
       const { tokens, estimate } = await count(counted);
       if (estimate) headers["x-parley-token-count"] = "estimate";
       return { input_tokens: tokens };

@@ -13,6 +13,7 @@ const codecOf = (decode: DecodeOptions | undefined, encode: EncodeOptions) => ({
   encodeReply: (reply: ChatReply, model: string) => encodeReply(reply, model, encode),
   streamEncoder: (model: string): StreamEncoder => streamEncoder(model, encode),
   lastEvent: "message_stop",
+  failedEvent: "event: error",
 });
 
 /**
@@ -42,6 +43,8 @@ export const anthropicMessages: Codec = codecOf(
   {
     cache: "included",
     thinking: false,
+    // The Anthropic SDK's ToolUseBlock requires it (contract 26): Bedrock's clients parse with the same types.
+    caller: { type: "direct" },
     error: (error) => [{ event: "error", data: { type: "error", error: { type: error.type, message: error.message } } }],
   },
 );

@@ -3,6 +3,7 @@ import { parseArguments, type Json } from "../../lib/read.ts";
 import { alternating, systemOnTop, type ChatRequest, type Part, type ToolChoice } from "../../ir.ts";
 import { refuseUnsupported } from "../cross-family.ts";
 import { isSignaturePart } from "../gemini/signatures.ts";
+import { addBreakpoints } from "./cache-breakpoints.ts";
 
 /** The IR as an Anthropic Messages body, for Anthropic's API and Claude on Bedrock alike (each adds its framing). */
 
@@ -21,9 +22,9 @@ export function encodeRequest(request: ChatRequest, target: string, remoteImages
   // Only the newest Claude models take system messages in the conversation: every model takes them on top.
   const { system, messages } = systemOnTop(request);
   const block = (part: Part) => encodeBlock(part, target, remoteImages);
-  return {
+  const body: Json = {
     max_tokens: request.maxTokens ?? DEFAULT_MAX_TOKENS,
-    ...(system.length ? { system: system.join("\n\n") } : {}),
+    ...(system.length ? { system: request.systemCache ? systemBlocks(system, request.systemCache) : system.join("\n\n") } : {}),
     messages: alternating(messages).map((m) => ({ role: m.role, content: m.content.filter((p) => !isSignaturePart(p)).map(block) })),
     ...(request.temperature !== undefined ? { temperature: Math.min(request.temperature, 1) } : {}),
     ...(request.topP !== undefined ? { top_p: request.topP } : {}),
@@ -32,6 +33,13 @@ export function encodeRequest(request: ChatRequest, target: string, remoteImages
     ...(tools.length ? { tools } : {}),
     ...(tools.length && choice ? { tool_choice: request.parallelToolCalls === false ? { ...choice, disable_parallel_tool_use: true } : choice } : {}),
   };
+  addBreakpoints(body, request);
+  return body;
+}
+
+/** System texts as blocks, each ending where the client marked one to cache (the `cache_control` it sent). */
+function systemBlocks(system: string[], marks: NonNullable<ChatRequest["systemCache"]>): Json[] {
+  return system.map((text, i) => (marks[i] ? { type: "text", text, cache_control: marks[i] } : { type: "text", text }));
 }
 
 /** With a response format, the model answers through the format tool, or first calls one of the client's tools. */
@@ -53,7 +61,7 @@ function formatTool(request: ChatRequest): Json | undefined {
 function encodeBlock(part: Part, target: string, remoteImages: boolean): Json {
   switch (part.type) {
     case "text":
-      return { type: "text", text: part.text };
+      return part.cache ? { type: "text", text: part.text, cache_control: part.cache } : { type: "text", text: part.text };
     case "image":
       return { type: "image", source: { type: "base64", media_type: part.mediaType, data: part.data } };
     case "image_url":
@@ -64,7 +72,7 @@ function encodeBlock(part: Part, target: string, remoteImages: boolean): Json {
     case "tool_call":
       return { type: "tool_use", id: part.id, name: part.name, input: parseArguments(part.arguments, `tool call ${part.id}`) };
     case "tool_result":
-      return { type: "tool_result", tool_use_id: part.toolCallId, content: part.content, ...(part.isError ? { is_error: true } : {}) };
+      return { type: "tool_result", tool_use_id: part.toolCallId, content: part.content, ...(part.isError ? { is_error: true } : {}), ...(part.cache ? { cache_control: part.cache } : {}) };
     case "reasoning":
       return part.redacted ? { type: "redacted_thinking", data: part.redacted } : { type: "thinking", thinking: part.text, signature: part.signature ?? "" };
   }

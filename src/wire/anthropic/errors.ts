@@ -52,11 +52,11 @@ export function anthropicErrorBody(error: GatewayError, debug = false) {
 /**
  * An Anthropic error reply. For a client of another dialect it is mapped as any upstream's is; for
  * an Anthropic client (`verbatim`) it keeps Anthropic's status, type and message (Claude Code acts on
- * `overloaded_error`), but for 401/403: those are about parley's key, not the client's.
+ * them: `overloaded_error`, `permission_error`), but for 401: that is about parley's key, not the client's.
  */
 export function anthropicError(up: Upstream, status: number, text: string, retryAfter: string | null, verbatim: boolean): GatewayError {
   const mapped = upstreamErrorText(up, status, text, retryAfter);
-  if (!verbatim || mapped.overflow || status === 401 || status === 403) return mapped;
+  if (!verbatim || mapped.overflow || status === 401) return mapped;
   const error = errorObject(text);
   return new GatewayError(status, mapped.type, stringOr(error?.message) ?? mapped.upstream ?? mapped.message, {
     upstream: mapped.upstream, upstreamStatus: status, retryable: mapped.retryable, retryAfter: mapped.retryAfter, headers: mapped.headers,

@@ -52,7 +52,8 @@ export function geminiError(up: Upstream, status: number, text: string, retryAft
   const details = Array.isArray(error?.details) ? error.details.filter(isObject) : [];
   const keyRefused = details.some((d) => d.reason === "API_KEY_INVALID" || d.reason === "API_KEY_EXPIRED");
   const retryDelay = details.map((d) => stringOr(d.retryDelay)).find((d) => d !== undefined);
-  const effective = keyRefused ? 401 : status;
+  // Google's 403 (PERMISSION_DENIED) is about the caller's IAM: parley's credentials, as a 401 is.
+  const effective = keyRefused || status === 403 ? 401 : status;
   const overflow = OVERFLOW.exec(message);
   if (overflow) {
     return new GatewayError(400, "invalid_request_error", `${up.label}: the prompt is too long for the model's context.`, {

@@ -3,7 +3,7 @@ import {
   asksThinking, fileIds, isObject, messageList, numberIn, objectList, optionalBoolean, optionalString, parseDataUrl, positiveInt, stringList,
   type Json,
 } from "../../lib/read.ts";
-import { pushSystem, type ChatRequest, type Message, type Part, type ResponseFormat, type Tool, type ToolChoice } from "../../ir.ts";
+import { pushSystem, type CacheControl, type ChatRequest, type Message, type Part, type ResponseFormat, type Tool, type ToolChoice } from "../../ir.ts";
 import { textOf } from "./reply.ts";
 
 /** A client's Chat Completions request (the spec's `alpha` format) -> IR. */
@@ -11,20 +11,29 @@ import { textOf } from "./reply.ts";
 export function decodeRequest(body: Json): ChatRequest {
   const system: string[] = [];
   const messages: Message[] = [];
+  let systemCache: (CacheControl | undefined)[] | undefined;
   messageList(body).forEach((m, i) => {
     const at = `messages[${i}]`;
+    const cache = cacheOf(m);
     switch (m.role) {
       case "system":
-      case "developer":
-        return pushSystem(system, messages, [contentText(m.content, at)]);
+      case "developer": {
+        const before = system.length;
+        pushSystem(system, messages, [contentText(m.content, at)]);
+        if (!cache) return;
+        if (system.length > before) (systemCache ??= [])[system.length - 1] = cache;
+        else markLast(messages.at(-1)?.content, cache);
+        return;
+      }
       case "user":
-        return push(messages, "user", userParts(m.content, at));
+        // A user part keeps its own mark where it is; the message's goes on its last part.
+        return push(messages, "user", marked(userParts(m.content, at), isObject(m.cache_control) ? m.cache_control : undefined));
       case "assistant":
-        return push(messages, "assistant", assistantParts(m, at));
+        return push(messages, "assistant", marked(assistantParts(m, at), cache));
       case "tool": {
         const toolCallId = m.tool_call_id;
         if (typeof toolCallId !== "string") throw validationError(`${at}.tool_call_id`, "is required on a tool message");
-        return push(messages, "user", [{ type: "tool_result", toolCallId, content: contentText(m.content, at) }]);
+        return push(messages, "user", [{ type: "tool_result", toolCallId, content: contentText(m.content, at), ...(cache ? { cache } : {}) }]);
       }
       default:
         throw validationError(`${at}.role`, "must be one of system, developer, user, assistant, tool");
@@ -47,7 +56,34 @@ export function decodeRequest(body: Json): ChatRequest {
     ...(body.parallel_tool_calls === false ? { parallelToolCalls: false } : {}),
     responseFormat: decodeResponseFormat(body.response_format),
     ...(asksThinking(body) ? { thinking: true } : {}),
+    ...(systemCache ? { systemCache } : {}),
+    autoCache: true,
   };
+}
+
+/**
+ * A message's `cache_control` (OpenRouter-style clients put Anthropic's on a message, or on its
+ * last content part, which is where it applies): the message's own, else its content parts' last.
+ */
+function cacheOf(m: Json): CacheControl | undefined {
+  if (isObject(m.cache_control)) return m.cache_control;
+  if (!Array.isArray(m.content)) return undefined;
+  for (let j = m.content.length - 1; j >= 0; j--) {
+    const part = m.content[j];
+    if (isObject(part) && isObject(part.cache_control)) return part.cache_control;
+  }
+  return undefined;
+}
+
+/** The mark on the message's last text or tool-result part, where Anthropic reads a message's breakpoint. */
+function marked(parts: Part[], cache: CacheControl | undefined): Part[] {
+  if (cache) markLast(parts, cache);
+  return parts;
+}
+
+function markLast(parts: Part[] | undefined, cache: CacheControl) {
+  const last = parts?.findLast((p) => p.type === "text" || p.type === "tool_result");
+  if (last && (last.type === "text" || last.type === "tool_result")) last.cache = cache;
 }
 
 /** `text` is the default shape: nothing to ask for. */
@@ -84,7 +120,7 @@ function userParts(content: unknown, at: string): Part[] {
   if (typeof content === "string") return [{ type: "text", text: content }];
   if (!Array.isArray(content)) throw validationError(`${at}.content`, "must be a string or an array of content parts");
   return content.map((p, j): Part => {
-    if (isObject(p) && p.type === "text" && typeof p.text === "string") return { type: "text", text: p.text };
+    if (isObject(p) && p.type === "text" && typeof p.text === "string") return isObject(p.cache_control) ? { type: "text", text: p.text, cache: p.cache_control } : { type: "text", text: p.text };
     if (isObject(p) && p.type === "image_url") {
       const url = isObject(p.image_url) ? p.image_url.url : p.image_url;
       if (typeof url !== "string") throw validationError(`${at}.content[${j}].image_url.url`, "must be a string");

@@ -1,6 +1,7 @@
 import { invalidRequest, validationError } from "../../errors.ts";
 import { asksThinking, isObject, numberIn, objectList, optionalBoolean, optionalString, parseDataUrl, positiveInt, type Json } from "../../lib/read.ts";
 import { pushSystem, textOf, type ChatRequest, type Message, type Part, type Tool, type ToolChoice } from "../../ir.ts";
+import { reasoningPart, summaryOf } from "./sealed.ts";
 
 /**
  * A client's Responses API request (stateless) -> IR, for the converted route. What only OpenAI
@@ -16,6 +17,9 @@ const STATEFUL: Record<string, string> = {
   conversation: "conversation needs a conversation stored upstream, and this model is answered through a conversion: send the whole conversation in 'input'.",
   prompt: "prompt (a stored prompt template) is only available from OpenAI itself: send the text in 'instructions' and 'input'.",
 };
+
+/** How a compacted conversation's summary is put before the model. */
+const SUMMARY_HEAD = "The conversation so far was compacted. Its summary:";
 
 /** Calls of tools that are dropped on a converted route: their history items go with them. */
 const DROPPED_CALLS = new Set([
@@ -57,6 +61,7 @@ export function decodeRequest(body: Json): ChatRequest {
     fileIds: [],
     ...(needsNative ? { needsNative } : {}),
     ...(asksThinking(body) ? { thinking: true } : {}),
+    autoCache: true,
   };
 }
 
@@ -98,9 +103,14 @@ function decodeItem(item: Json, at: string, system: string[], messages: Message[
       if (typeof item.call_id !== "string") throw validationError(`${at}.call_id`, "is required on a function_call_output");
       return push(messages, "user", [{ type: "tool_result", toolCallId: item.call_id, content: outputText(item.output, at, refuse) }]);
     }
-    case "reasoning":
-      // The model's own reasoning from an earlier turn (often encrypted for OpenAI): no other model can read it.
-      return;
+    case "reasoning": {
+      // Claude's thinking, sealed by parley in an earlier turn, goes back to Claude as it was written;
+      // any other reasoning (OpenAI's, encrypted for OpenAI) no other model can read.
+      const part = reasoningPart(item);
+      return part && push(messages, "assistant", [part]);
+    }
+    case "compaction":
+      return push(messages, "user", [{ type: "text", text: `${SUMMARY_HEAD}\n\n${summaryOf(item, at)}` }]);
     case "item_reference":
       return refuse(at, `${at} is an item_reference, which needs items stored upstream: send the item itself.`);
     default:

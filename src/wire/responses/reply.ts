@@ -3,6 +3,7 @@ import { randomId } from "../codec.ts";
 import { isObject } from "../../lib/read.ts";
 import type { ChatReply, Finish, Usage } from "../../ir.ts";
 import { badShape, type Upstream } from "../upstream-errors.ts";
+import { reasoningItem } from "./sealed.ts";
 import { fromResponses, toResponses } from "./usage.ts";
 
 /** A whole response object: written from the IR for a client, checked when an upstream's passes through. */
@@ -56,6 +57,11 @@ export function encodeReply(reply: ChatReply, model: string) {
   const output: unknown[] = [];
   const text = reply.content.filter((p) => p.type === "text").map((p) => p.text).join("");
   const itemStatus = INCOMPLETE[reply.finish.reason] ? "incomplete" : "completed";
+  // Claude's thinking first, sealed, as OpenAI's reasoning items come: the client sends them back with the turn.
+  for (const p of reply.content) {
+    const item = p.type === "reasoning" ? reasoningItem(randomId("rs_"), p) : undefined;
+    if (item) output.push(item);
+  }
   if (text) output.push(messageItem(randomId("msg_"), text, itemStatus));
   for (const p of reply.content) if (p.type === "tool_call") output.push(callItem(randomId("fc_"), p.id, p.name, p.arguments, "completed"));
   return responseObject(randomId("resp_"), now(), model, "completed", output, { finish: reply.finish, usage: reply.usage });

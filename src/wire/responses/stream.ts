@@ -4,9 +4,10 @@ import type { Json } from "../../lib/read.ts";
 import { usageTracker } from "../usage.ts";
 import type { Finish, SseEvent } from "../../ir.ts";
 import { callItem, INCOMPLETE, messageItem, now, responseObject, type Status } from "./reply.ts";
+import { reasoningItem } from "./sealed.ts";
 
 /** What a failed stream's response says: OpenAI's error codes where one fits. */
-const errorCode = (error: GatewayError) => (error.status === 429 ? "rate_limit_exceeded" : error.status < 500 ? "invalid_prompt" : "server_error");
+export const errorCode = (error: GatewayError) => (error.status === 429 ? "rate_limit_exceeded" : error.status < 500 ? "invalid_prompt" : "server_error");
 
 /**
  * The Responses event grammar: response.created and .in_progress, then per output item
@@ -25,6 +26,7 @@ export function streamEncoder(model: string): StreamEncoder {
   const output: Json[] = [];
   let open: { item: Json; index: number; text: string } | undefined;
   const calls = new Map<number, { item: Json; index: number }>();
+  let thinking = "";
 
   const ev = (type: string, fields: Json): SseEvent => ({ event: type, data: { type, sequence_number: sequence++, ...fields } });
   const response = (status: Status, extra: Parameters<typeof responseObject>[5] = {}) =>
@@ -97,9 +99,19 @@ export function streamEncoder(model: string): StreamEncoder {
         case "usage":
           usage.add(event.usage);
           return [];
-        case "reasoning":
-          // Reasoning items would need an encrypted_content this gateway cannot make; the answer stands without them.
-          return [];
+        case "reasoning": {
+          // Claude's thinking, sent whole as one reasoning item once its signature closes it (it is sealed whole).
+          thinking += event.text;
+          if (event.signature === undefined) return [];
+          const item = reasoningItem(randomId("rs_"), { text: thinking, signature: event.signature });
+          thinking = "";
+          if (!item) return [];
+          const events = [...start(), ...close()];
+          const index = output.length;
+          output.push(item);
+          events.push(ev("response.output_item.added", { output_index: index, item }), ev("response.output_item.done", { output_index: index, item }));
+          return events;
+        }
       }
     },
     error(error) {
