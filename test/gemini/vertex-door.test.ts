@@ -30,9 +30,10 @@ const claudeCode = (stream: boolean) => ({
   tools: [{ name: "Bash", description: "Run a command", input_schema: { type: "object", properties: { command: { type: "string" } } } }],
   ...(stream ? { stream: true } : {}), anthropic_version: "vertex-2023-10-16",
 });
-const predict = (model: string, stream: boolean, body: unknown = claudeCode(stream), key = TEST_KEY) =>
+// The beta goes only where it is kept: one Bedrock drops is counted process-wide (parley_betas_dropped_total), which other files read.
+const predict = (model: string, stream: boolean, body: unknown = claudeCode(stream), key = TEST_KEY, beta = model.startsWith("claude-opus")) =>
   fetch(`${base}${AT}/${encodeURIComponent(model)}:${stream ? "streamRawPredict" : "rawPredict"}`, {
-    method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "anthropic-beta": "interleaved-thinking-2025-05-14" }, body: JSON.stringify(body),
+    method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...(beta ? { "anthropic-beta": "interleaved-thinking-2025-05-14" } : {}) }, body: JSON.stringify(body),
   });
 const text = (events: { data: unknown }[]) => events.map((e: any) => e.data?.delta?.text ?? "").join("");
 
