@@ -21,6 +21,24 @@ const noDevtools: BunPlugin = {
   },
 };
 
+/** The dashboard, bundled once for every target and put in the binary as the module ui-assets.ts stands for in a source checkout. */
+async function bundleUi(): Promise<BunPlugin> {
+  const result = await Bun.build({ entrypoints: [join(root, "ui/main.tsx")], minify: true, target: "browser", define: { "process.env.NODE_ENV": JSON.stringify("production") } });
+  if (!result.success) {
+    for (const log of result.logs) console.error(log);
+    throw new Error("the dashboard (ui/) failed to bundle");
+  }
+  const js = await result.outputs.find((o) => o.kind === "entry-point")!.text();
+  const css = (await result.outputs.find((o) => o.path.endsWith(".css"))?.text()) ?? "";
+  const contents = `export async function uiAssets() { return { js: ${JSON.stringify(js)}, css: ${JSON.stringify(css)} }; }`;
+  return {
+    name: "built-ui",
+    setup(build) {
+      build.onLoad({ filter: /[\\/]server[\\/]endpoints[\\/]ui-assets\.ts$/ }, () => ({ contents, loader: "js" }));
+    },
+  };
+}
+
 async function build(target?: (typeof TARGETS)[number]): Promise<string> {
   const outfile = join(dist, target ? `parley-${target}${target.startsWith("windows") ? ".exe" : ""}` : "parley");
   const result = await Bun.build({
@@ -41,7 +59,7 @@ async function build(target?: (typeof TARGETS)[number]): Promise<string> {
     splitting: true,
     sourcemap: "none",
     define: { "process.env.NODE_ENV": JSON.stringify("production"), "process.env.DEV": JSON.stringify("false") },
-    plugins: [noDevtools],
+    plugins: [noDevtools, await ui],
   });
   if (!result.success) {
     for (const log of result.logs) console.error(log);
@@ -52,6 +70,7 @@ async function build(target?: (typeof TARGETS)[number]): Promise<string> {
 
 rmSync(dist, { recursive: true, force: true });
 mkdirSync(dist, { recursive: true });
+const ui = bundleUi();
 const all = process.argv.includes("--all");
 const outputs = all ? await Promise.all(TARGETS.map(build)) : [await build()];
 const sums = outputs.map((file) => `${createHash("sha256").update(readFileSync(file)).digest("hex")}  ${basename(file)}`);

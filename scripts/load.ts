@@ -20,7 +20,7 @@ const workers = Number(positionals[2] ?? 2);
 const instances = values.instances === undefined ? undefined : Number(values.instances);
 if (instances !== undefined && !(Number.isInteger(instances) && instances >= 1)) throw new Error("--instances takes a whole number from 1");
 const limit = Math.floor(total * 0.75);
-const key = "sk-load-check";
+const key = "sk-load-check-0123456789";
 const dirs: string[] = [];
 
 const redis: TestRedis | undefined = instances === undefined ? undefined : await startRedis();

@@ -11,7 +11,7 @@ import { rssMb } from "../test/lib/proc.ts";
 const mib = Number(process.argv[2] ?? 1024);
 const size = mib * 1024 * 1024;
 const dir = mkdtempSync(join(tmpdir(), "parley-upload-"));
-const key = "sk-bench-upload";
+const key = "sk-bench-upload-0123456789";
 const cli = resolve(import.meta.dir, "../src/cli.ts");
 
 const server = Bun.spawn(["bun", "--no-env-file", cli, "serve", "--port", "0", "--log-level", "info"], {

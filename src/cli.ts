@@ -1,4 +1,4 @@
-#!/usr/bin/env bun
+#!/usr/bin/env -S bun --no-env-file
 import "./commands/color.ts";
 
 // citty and consola read NO_COLOR when they load: everything else loads after color.ts has set it,

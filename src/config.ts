@@ -8,6 +8,10 @@ import { offline, recordedUpstreams, REPLAY_KEY } from "./cassettes/offline.ts";
 import { declareUpstreams, SPEC_UPSTREAMS, upstreamNamed, type Declared } from "./routing/upstreams.ts";
 import { FileError, readUpstreamsFile } from "./routing/upstreams-file.ts";
 import { readEnvFile } from "./config/file.ts";
+import { borrowedKeys } from "./config/borrowed-keys.ts";
+import { checkTrust, trustMode, type Untrusted } from "./config/trust.ts";
+import { passwordIn, rememberConfigured } from "./config/secrets.ts";
+import { maskSecrets, rememberSecrets } from "./secrets.ts";
 import { parseKeyEntry, type KeyEntry } from "./config/keys.ts";
 import { LOG_LEVELS, SETTINGS } from "./config/settings.ts";
 import { BOOLEANS, ConfigError, mask, splitList, splitOnce } from "./config/values.ts";
@@ -17,6 +21,7 @@ export { checkValue, readConfigFile, setConfigValue, unsetConfigValue } from "./
 export { SCOPES, type Budget, type KeyEntry, type Scope } from "./config/keys.ts";
 export { GROUPS, SETTINGS, type Setting } from "./config/settings.ts";
 export { ConfigError, mask, type Check } from "./config/values.ts";
+export { trustFolder, untrustedLine, type Untrusted } from "./config/trust.ts";
 
 /** Where a value came from, highest precedence first. */
 export type Source = "flag" | "env" | ".env" | "config file" | "default";
@@ -29,6 +34,8 @@ export interface Config {
   logFormat: "text" | "json";
   environment: string;
   debug: boolean;
+  /** UI: whether /ui serves the dashboard (default: only on a loopback address). */
+  ui: boolean;
   corsOrigins: string[] | "*";
   apiKey: string | undefined;
   apiKeys: KeyEntry[];
@@ -57,6 +64,8 @@ export interface Config {
   /** Seconds an upstream is skipped after three retryable failures in a row. */
   upstreamCooldownS: number;
   shutdownGraceMs: number;
+  /** Contract 25's limits on connections and request bodies. */
+  limits: Limits;
   /** serve exits when the process that started it dies (an app running parley as its sidecar). */
   exitWithParent: boolean;
   modelsRefreshS: number;
@@ -64,6 +73,14 @@ export interface Config {
   cassettes?: CassetteSettings;
   dataDir: string;
   configDir: string;
+}
+
+export interface Limits {
+  idleTimeoutS: number;
+  bodyTimeoutS: number;
+  bodyMinRate: number;
+  maxConnections: number;
+  upstreamMaxBytes: number;
 }
 
 export interface Entry {
@@ -83,12 +100,16 @@ export interface Loaded {
   config: Config;
   entries: Entry[];
   configFile: string;
+  /** The working directory's files that were there but not read: untrusted, or changed since trusted. */
+  untrusted: Untrusted[];
+  /** Trusted working-directory files that point keys from elsewhere at their own URLs (contract 25). */
+  warnings: string[];
   /** The upstreams file read, when there is one: watched for changes. */
   upstreamsFile?: string;
 }
 
 export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() }: LoadOptions = {}): Loaded {
-  const dotenv = readEnvFile(join(cwd, ".env"));
+  const { dotenv, untrusted, trusted } = workingDirectory(flags, env, cwd);
   const early: [Source, Record<string, string | undefined>][] = [["flag", flags], ["env", env], [".env", dotenv]];
   const home = env.HOME || homedir();
   const configDir = configDirOf(early, env);
@@ -101,7 +122,11 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
         const value = values[name]?.trim();
         if (value === undefined || value === "") continue;
         const allowed = setting.check?.(value);
-        if (allowed) throw new ConfigError(`${name}=${setting.secret ? mask(value) : JSON.stringify(value)} (from ${source}) is invalid: expected ${allowed}`);
+        if (allowed) {
+          // A URL that does not parse may still hold a password: never quoted back.
+          rememberSecrets([passwordIn(value)]);
+          throw new ConfigError(maskSecrets(`${name}=${setting.secret ? mask(value) : JSON.stringify(value)} (from ${source}) is invalid: expected ${allowed}`));
+        }
         return { key: setting.key, value, source, secret: !!setting.secret };
       }
     }
@@ -110,33 +135,59 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
   const values = Object.fromEntries(entries.map((e) => [e.key, e.value]));
   values.PARLEY_CONFIG_DIR = configDir;
   values.PARLEY_DATA_DIR ??= join(env.XDG_DATA_HOME || join(home, ".local", "share"), "parley");
+  // Which layer each `${NAME}` of the upstreams file came from: for the warning about a trusted folder's file.
+  const looked = new Map<string, Source>();
   const lookup = (name: string) => {
-    for (const [, layer] of layers) if (layer[name] !== undefined) return layer[name];
+    for (const [source, layer] of layers) {
+      if (layer[name] === undefined) continue;
+      looked.set(name, source);
+      return layer[name];
+    }
   };
-  const upstreamsFile = upstreamsFileOf(values.PARLEY_UPSTREAMS, cwd, configDir);
+  const upstreamsFile = upstreamsFileOf(values.PARLEY_UPSTREAMS, cwd, configDir, trusted);
   // Replay calls no upstream: the file's keys may be unset (`${OPENAI_API_KEY}` in CI, where there is none).
   const replay = !!values.PARLEY_CASSETTES && values.PARLEY_CASSETTE_MODE!.toLowerCase() === "replay";
   const declared = upstreams(values, upstreamsFile, replay ? (name) => lookup(name) ?? REPLAY_KEY : lookup, replay);
   const config = toConfig(values, replay ? offline(declared, recordedUpstreams(values.PARLEY_CASSETTES!)) : declared);
-  return { config, entries, configFile, ...(upstreamsFile ? { upstreamsFile } : {}) };
+  rememberConfigured(entries, config.apiKeys, config.upstreams.upstreams);
+  const fromCwd = upstreamsFile !== undefined && !values.PARLEY_UPSTREAMS && upstreamsFile === join(cwd, "parley.toml");
+  const warnings = borrowedKeys(entries, fromCwd ? { file: upstreamsFile, looked } : undefined, cwd);
+  return { config, entries, configFile, untrusted, warnings, ...(upstreamsFile ? { upstreamsFile } : {}) };
 }
 
 /** Where the user config file lives: found without reading (or validating) anything else. */
 export function configFileLocation({ flags = {}, env = process.env, cwd = process.cwd() }: LoadOptions = {}): string {
-  return join(configDirOf([["flag", flags], ["env", env], [".env", readEnvFile(join(cwd, ".env"))]], env), "config.env");
+  return join(configDirOf([["flag", flags], ["env", env], [".env", workingDirectory(flags, env, cwd).dotenv]], env), "config.env");
+}
+
+/** The working directory's `.env` when trusted, and a check for its `parley.toml` (contract 25). */
+function workingDirectory(flags: Record<string, string | undefined>, env: Record<string, string | undefined>, cwd: string) {
+  const mode = trustMode(flags.PARLEY_TRUST_CWD ?? env.PARLEY_TRUST_CWD);
+  // The trust records live in the config dir the flags and environment name: never one a .env names.
+  const trustDir = configDirOf([["flag", flags], ["env", env]], env);
+  const untrusted: Untrusted[] = [];
+  const trusted = (path: string) => {
+    const { read, untrusted: why } = checkTrust(path, mode, trustDir);
+    if (why) untrusted.push(why);
+    return read;
+  };
+  const dotenvPath = join(cwd, ".env");
+  return { dotenv: trusted(dotenvPath) ? readEnvFile(dotenvPath) : {}, untrusted, trusted };
 }
 
 function configDirOf(layers: [Source, Record<string, string | undefined>][], env: Record<string, string | undefined>): string {
   return pick(layers, "PARLEY_CONFIG_DIR") ?? join(env.XDG_CONFIG_HOME || join(env.HOME || homedir(), ".config"), "parley");
 }
 
-/** PARLEY_UPSTREAMS (which must exist), else ./parley.toml, else parley.toml in the config directory. */
-function upstreamsFileOf(given: string | undefined, cwd: string, configDir: string): string | undefined {
+/** PARLEY_UPSTREAMS (which must exist), else ./parley.toml when trusted, else parley.toml in the config directory. */
+function upstreamsFileOf(given: string | undefined, cwd: string, configDir: string, trusted: (path: string) => boolean): string | undefined {
   if (given) {
     if (!existsSync(given)) throw new ConfigError(`PARLEY_UPSTREAMS=${JSON.stringify(given)}: no such file`);
     return given;
   }
-  return [join(cwd, "parley.toml"), join(configDir, "parley.toml")].find((path) => existsSync(path));
+  const local = join(cwd, "parley.toml");
+  if (trusted(local)) return local;
+  return existsSync(join(configDir, "parley.toml")) ? join(configDir, "parley.toml") : undefined;
 }
 
 function upstreams(v: Record<string, string | undefined>, path: string | undefined, lookup: (name: string) => string | undefined, replay = false): Declared {
@@ -170,6 +221,7 @@ function toConfig(v: Record<string, string | undefined>, declared: Declared): Co
     logFormat: v.LOG_FORMAT!.toLowerCase() === "json" ? "json" : "text",
     environment: v.ENVIRONMENT!.toLowerCase(),
     debug: BOOLEANS[v.DEBUG!.toLowerCase()]!,
+    ui: v.UI ? v.UI.toLowerCase() === "on" : isLoopback(v.HOST!),
     corsOrigins: production ? splitList(v.CORS_ORIGINS ?? "") : "*",
     apiKey: v.API_KEY,
     apiKeys: splitList(v.API_KEYS ?? "").map((item) => parseKeyEntry(item)!),
@@ -206,6 +258,7 @@ function toConfig(v: Record<string, string | undefined>, declared: Declared): Co
     upstreamRetries: num("UPSTREAM_RETRIES"),
     upstreamCooldownS: num("UPSTREAM_COOLDOWN_S"),
     shutdownGraceMs: num("SHUTDOWN_GRACE_MS"),
+    limits: { idleTimeoutS: num("IDLE_TIMEOUT_S"), bodyTimeoutS: num("BODY_TIMEOUT_S"), bodyMinRate: num("BODY_MIN_RATE"), maxConnections: num("MAX_CONNECTIONS"), upstreamMaxBytes: num("UPSTREAM_MAX_BYTES") },
     exitWithParent: BOOLEANS[v.PARLEY_EXIT_WITH_PARENT!.toLowerCase()]!,
     modelsRefreshS: num("MODELS_REFRESH_S"),
     ...(v.PARLEY_CASSETTES ? { cassettes: cassettesOf(v) } : {}),
@@ -245,4 +298,9 @@ function pick(layers: [Source, Record<string, string | undefined>][], key: strin
 function ingressCredentials(value: string): { accessKeyId: string; secretAccessKey: string } {
   const at = value.indexOf(":");
   return { accessKeyId: value.slice(0, at), secretAccessKey: value.slice(at + 1) };
+}
+
+/** 127.0.0.0/8, ::1 and localhost: where only this machine's own programs can reach. */
+export function isLoopback(host: string): boolean {
+  return host === "localhost" || host === "::1" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host);
 }

@@ -1,5 +1,6 @@
 import { writeSync } from "node:fs";
 import { formatWithOptions } from "node:util";
+import { maskSecrets } from "./secrets.ts";
 import { createConsola, type ConsolaInstance, type ConsolaReporter } from "consola";
 export type Logger = ConsolaInstance;
 export type LogLevel = "silent" | "error" | "warn" | "info" | "debug" | "trace";
@@ -16,13 +17,24 @@ export function createLogger(level: LogLevel, format: LogFormat = "text"): Logge
   // `fancy` is read by consola's Node build; the types TypeScript resolves for it do not list it.
   const options = {
     level: LEVELS[level],
-    stdout: process.stderr,
-    stderr: process.stderr,
+    stdout: masked,
+    stderr: masked,
     fancy: process.stderr.isTTY === true,
     ...(format === "json" ? { reporters: [jsonReporter] } : {}),
   };
   return createConsola(options);
 }
+
+/** stderr, with every configured secret masked (contract 25): what consola's reporters write to. */
+const masked = {
+  write: (text: string) => process.stderr.write(maskSecrets(String(text))),
+  get isTTY() {
+    return process.stderr.isTTY;
+  },
+  get columns() {
+    return process.stderr.columns;
+  },
+} as unknown as NodeJS.WriteStream;
 
 /** One JSON object per line: time, level, tag, message, and an error's name, message and stack. */
 const jsonReporter: ConsolaReporter = {
@@ -33,7 +45,7 @@ const jsonReporter: ConsolaReporter = {
     if (entry.tag) line.tag = entry.tag;
     line.message = formatWithOptions({ colors: false, breakLength: Infinity }, ...text);
     if (errors[0]) line.error = { name: errors[0].name, message: errors[0].message, stack: errors[0].stack };
-    writeLine(JSON.stringify(line));
+    writeLine(maskSecrets(JSON.stringify(line)));
   },
 };
 

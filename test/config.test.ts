@@ -10,7 +10,7 @@ function workspace(files: { dotenv?: string; configFile?: string } = {}) {
   mkdirSync(configDir);
   if (files.dotenv) writeFileSync(join(dir, ".env"), files.dotenv);
   if (files.configFile) writeFileSync(join(configDir, "config.env"), files.configFile);
-  return { cwd: dir, env: { HOME: dir, PARLEY_CONFIG_DIR: configDir } as Record<string, string> };
+  return { cwd: dir, env: { HOME: dir, PARLEY_CONFIG_DIR: configDir, PARLEY_TRUST_CWD: "1" } as Record<string, string> };
 }
 
 describe("precedence: flag > env > ./.env > user config file > default", () => {
@@ -70,8 +70,8 @@ describe("derived settings", () => {
   });
 
   test("scoped keys, aliases and routes are parsed", () => {
-    const config = load({ API_KEYS: "k1:chat+models,k2:files:read", MODEL_ALIASES: "fast=gpt-4o-mini", MODEL_ROUTES: "llama*=alpha" });
-    expect(config.apiKeys).toEqual([{ key: "k1", scopes: ["chat", "models"] }, { key: "k2", scopes: ["files:read"] }]);
+    const config = load({ API_KEYS: "k1-0000000000000001:chat+models,k2-0000000000000002:files:read", MODEL_ALIASES: "fast=gpt-4o-mini", MODEL_ROUTES: "llama*=alpha" });
+    expect(config.apiKeys).toEqual([{ key: "k1-0000000000000001", scopes: ["chat", "models"] }, { key: "k2-0000000000000002", scopes: ["files:read"] }]);
     expect([...config.modelAliases]).toEqual([["fast", "gpt-4o-mini"]]);
     expect(config.modelRoutes).toEqual([{ pattern: "llama*", upstream: "alpha" }]);
   });
@@ -97,6 +97,9 @@ describe("bad values fail at load, naming the variable, the value and what is al
     ["API_KEYS", "k1:chat+root", /API_KEYS=\*\*\*\*.*scopes from chat/],
     ["MODEL_ROUTES", "llama*=ollama", /MODEL_ROUTES/],
     ["WORKERS", "0", /WORKERS/],
+    // Contract 25: a client's key is at least 16 characters.
+    ["API_KEY", "x", /API_KEY=\*\*\*\*.*at least 16 characters/],
+    ["API_KEYS", "sk-short:chat", /API_KEYS=\*\*\*\*.*at least 16 characters/],
   ];
   for (const [key, value, message] of cases) {
     test(`${key}=${value}`, () => {

@@ -13,7 +13,7 @@ process.env.TMPDIR = scratch;
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 const home = join(scratch, "home");
 mkdirSync(home);
-const CLEARED = /^(ALPHA_|BETA_|AWS_|GOOGLE_|GEMINI_|CLOUDSDK_|OPENAI_|ANTHROPIC_|OBJSTORE_|PARLEY_|API_KEY|DEFAULT_ALPHA_MODEL|LOG_LEVEL|ENVIRONMENT|DEBUG|CORS_ORIGINS|MODEL_|RATE_LIMIT|MAX_UPLOAD|FILE_CONTEXT|UPSTREAM_|SHUTDOWN_|REDIS_URL$|HOST$|PORT$|WORKERS$)/;
+const CLEARED = /^(ALPHA_|BETA_|AWS_|GOOGLE_|GEMINI_|CLOUDSDK_|OPENAI_|ANTHROPIC_|OBJSTORE_|PARLEY_|API_KEY|DEFAULT_ALPHA_MODEL|LOG_LEVEL|ENVIRONMENT|DEBUG|CORS_ORIGINS|MODEL_|RATE_LIMIT|MAX_UPLOAD|FILE_CONTEXT|UPSTREAM_|SHUTDOWN_|OTEL_|REDIS_URL$|HOST$|PORT$|WORKERS$)/;
 for (const key of Object.keys(process.env)) if (CLEARED.test(key)) delete process.env[key];
 
 Object.assign(process.env, {
@@ -25,6 +25,8 @@ Object.assign(process.env, {
   AWS_EC2_METADATA_DISABLED: "true",
   // Servers the tests start never ask real upstreams for their models.
   MODELS_REFRESH_S: "0",
+  // The tests write the working directory's .env and parley.toml themselves: trusted (contract 25; test/limits/trust.test.ts unsets it).
+  PARLEY_TRUST_CWD: "1",
 });
 
 // Tests start servers and processes, and some wait for a rate-limit window to turn: on a machine

@@ -19,7 +19,7 @@ import { join } from "node:path";
 import { createSigner } from "../../src/providers/bedrock/sigv4.ts";
 
 const upstream = process.env.UPSTREAM!;
-const KEY = Bun.SHA256.hash(process.env.KEY ?? "sk-bench-key") as Uint8Array;
+const KEY = Bun.SHA256.hash(process.env.KEY ?? "sk-bench-key-0123456789") as Uint8Array;
 const FIRST_BYTE_MS = 600_000;
 const sign = createSigner("us-east-1", "bedrock");
 const credentials = { accessKeyId: "AKIABENCH", secretAccessKey: "bench" };

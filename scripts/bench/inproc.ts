@@ -49,7 +49,7 @@ globalThis.fetch = (async (url: string, init: RequestInit) => {
 }) as typeof fetch;
 
 const dir = mkdtempSync(join(tmpdir(), "parley-inproc-"));
-const KEY = "sk-bench-key";
+const KEY = "sk-bench-key-0123456789";
 const config = loadConfig({
   env: {
     HOME: dir, PARLEY_DATA_DIR: join(dir, "data"), PARLEY_CONFIG_DIR: join(dir, "config"), API_KEY: KEY, LOG_LEVEL: process.env.LOG_LEVEL ?? "info", MODELS_REFRESH_S: "0",

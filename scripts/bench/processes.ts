@@ -5,7 +5,7 @@ import type { Subprocess } from "bun";
 import { freePort } from "../../test/lib/proc.ts";
 
 export const root = resolve(import.meta.dir, "../..");
-export const KEY = "sk-bench-key";
+export const KEY = "sk-bench-key-0123456789";
 
 /**
  * The processes one bench run starts, and its scratch directory (`dir`: wrk scripts, data dirs);

@@ -1,4 +1,5 @@
-import { mkdir, rename, unlink } from "node:fs/promises";
+import { maskSecrets } from "../secrets.ts";
+import { mkdir, rename, unlink, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { GatewayError } from "../errors.ts";
 import { emptyHar, type Configured, type Har, type HarEntry } from "./har.ts";
@@ -105,7 +106,9 @@ async function writeAtomically(file: string, text: string): Promise<void> {
   await mkdir(dirname(file), { recursive: true });
   const temp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
   try {
-    await Bun.write(temp, text);
+    // A cassette may hold what an upstream said about a user: this user's alone (contract 25).
+    // By value too: a secret under a header or query name no rule foresaw (X-Tenant-Pass, `code`) is masked.
+    await writeFile(temp, maskSecrets(text), { mode: 0o600 });
     await rename(temp, file);
   } catch (error) {
     await unlink(temp).catch(() => undefined);

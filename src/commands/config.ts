@@ -3,6 +3,7 @@ import { defineCommand } from "citty";
 import { credentialKind } from "../lib/aws.ts";
 import { configFileLocation, loadConfig, mask, setConfigValue, SETTINGS, unsetConfigValue } from "../config.ts";
 import { closest } from "../lib/did-you-mean.ts";
+import { maskSecrets } from "../secrets.ts";
 import { exitOnConfigError, exitUsage } from "./fail.ts";
 import { RESTART_HINT } from "./restart-hint.ts";
 
@@ -21,7 +22,7 @@ const show = defineCommand({
         return `${key.padEnd(width)}  ${shown}${value === undefined ? "" : `  [${source}]`}`;
       });
       const bedrock = config.files.bucket ? `# S3 credentials: ${credentialKind(config.files.aws)}\n` : "";
-      process.stdout.write(`# config file: ${configFile}\n${bedrock}${lines.join("\n")}\n`);
+      process.stdout.write(maskSecrets(`# config file: ${configFile}\n${bedrock}${lines.join("\n")}\n`));
     }),
 });
 

@@ -1,3 +1,4 @@
+import { maskSecrets } from "../secrets.ts";
 import type { Upstream } from "../providers/kind.ts";
 import { KINDS } from "../providers/kinds.ts";
 
@@ -12,7 +13,7 @@ export function hideSecrets(upstream: Upstream, text: string): string {
   let hidden = text;
   for (const value of values) if (typeof value === "string" && value.length >= 4) hidden = hidden.replaceAll(value, "****");
   const password = passwordOf(KINDS[upstream.kind].where(upstream.settings));
-  return password ? hidden.replaceAll(`:${password}@`, ":****@") : hidden;
+  return maskSecrets(password ? hidden.replaceAll(`:${password}@`, ":****@") : hidden);
 }
 
 const camel = (key: string) => key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());

@@ -16,6 +16,7 @@ const main = defineCommand({
     routes: () => import("./routes.ts").then((m) => m.default),
     cassettes: () => import("./cassettes.ts").then((m) => m.default),
     keys: () => import("./keys.ts").then((m) => m.default),
+    trust: () => import("./trust.ts").then((m) => m.default),
   },
 });
 

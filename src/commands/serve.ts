@@ -2,9 +2,10 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { defineCommand } from "citty";
-import { ConfigError, loadConfig, setConfigValue, type Loaded } from "../config.ts";
+import { ConfigError, loadConfig, setConfigValue, untrustedLine, type Loaded } from "../config.ts";
 import { announce, createLogger, type Logger } from "../log.ts";
 import { sweepAtStart } from "../files/sweep.ts";
+import { tightenDataDir } from "../server/data-dir.ts";
 import { configured } from "../providers/registry.ts";
 import { KINDS, missing } from "../providers/kinds.ts";
 import { checkPort, printReady, runServer, urlOf } from "../server/serve.ts";
@@ -55,6 +56,7 @@ export default defineCommand({
       // Workers must agree on one port; with --port 0 the check picks a free one for all of them.
       const port = checkPort(config.host, config.port);
       // Before the workers exist: a killed generation's pids may come back as theirs (PID 2, 3 in a container).
+      tightenDataDir(config.dataDir, log);
       sweepAtStart(config, log);
       summarize(loaded, log);
       const passed = ["--host", config.host, "--port", String(port), ...(args["log-level"] ? ["--log-level", args["log-level"]] : []), ...(args["log-format"] ? ["--log-format", args["log-format"]] : []), ...(args.upstreams ? ["--upstreams", args.upstreams] : []), ...(args.cassettes ? ["--cassettes", args.cassettes] : []), ...(args["cassette-mode"] ? ["--cassette-mode", args["cassette-mode"]] : []), ...(config.exitWithParent ? ["--exit-with-parent"] : [])];
@@ -82,7 +84,9 @@ export default defineCommand({
 });
 
 /** What a person starting the server wants to know: upstreams, where the key and the data live. */
-function summarize({ config, entries, configFile, upstreamsFile }: Loaded, log: Logger): void {
+function summarize({ config, entries, configFile, upstreamsFile, untrusted, warnings }: Loaded, log: Logger): void {
+  for (const file of untrusted) log.warn(untrustedLine(file));
+  for (const warning of warnings) log.warn(`${warning}: check that you trust where it points`);
   const upstreams = Object.entries(configured(config.upstreams.upstreams));
   log.info(`upstreams${upstreamsFile ? ` (${upstreamsFile})` : ""}: ${upstreams.map(([name, status]) => `${name} ${status === "available" ? "configured" : "not configured"}`).join(", ")}`);
   const source = entries.find((e) => e.key === "API_KEY")?.source;

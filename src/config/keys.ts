@@ -1,6 +1,11 @@
 /** API_KEYS: clients' keys beyond API_KEY, each limited to scopes and optionally to a daily budget. */
 
-import { splitList, type Check } from "./values.ts";
+import { rule, splitList, type Check } from "./values.ts";
+
+/** A client's key is long enough not to be guessed (contract 25): the examples use longer ones. */
+export const MIN_KEY_LENGTH = 16;
+const longEnough = (key: string) => key.length >= MIN_KEY_LENGTH && !/\s/.test(key);
+export const clientKey = rule(`a key of at least ${MIN_KEY_LENGTH} characters without spaces (such as sk-parley- and 24 random letters)`, longEnough);
 
 export type Scope = "chat" | "models" | "files:read" | "files:write" | "usage" | "metrics" | "admin";
 export const SCOPES: readonly Scope[] = ["chat", "models", "files:read", "files:write", "usage", "metrics", "admin"];
@@ -41,6 +46,7 @@ export function parseKeyEntry(item: string): KeyEntry | undefined {
 function checkKeyEntries(value: string): string | undefined {
   const entries = splitList(value).map(parseKeyEntry);
   if (entries.some((e) => !e || (e.budget && !(e.budget.amount > 0)))) return KEY_SHAPE;
+  if (entries.some((e) => !longEnough(e!.key))) return `${KEY_SHAPE}; each key at least ${MIN_KEY_LENGTH} characters`;
   const names = entries.map((e) => e!.name).filter((n): n is string => n !== undefined);
   if (names.includes("main") || names.some((n) => n.startsWith("key-"))) return `${KEY_SHAPE}; the names "main" and "key-…" are parley's own labels`;
   if (new Set(names).size < names.length) return `${KEY_SHAPE}, each name used once`;

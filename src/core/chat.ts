@@ -1,5 +1,5 @@
 import { GatewayError, invalidRequest } from "../errors.ts";
-import type { ChatRequest, SseEvent, Usage } from "../ir.ts";
+import type { ChatReply, ChatRequest, SseEvent, Usage } from "../ir.ts";
 import type { Json } from "../lib/read.ts";
 import type { Logger } from "../log.ts";
 import type { Upstream } from "../providers/kind.ts";
@@ -9,7 +9,8 @@ import type { Target } from "../routing/routes.ts";
 import type { Codec } from "../wire/codec.ts";
 import type { Access } from "./access.ts";
 import { firstByte } from "./first-byte.ts";
-import { createLoop, type Observed, type Retry } from "./loop.ts";
+import { ATTR, NO_TRACE, NOOP_SPAN, type Span, type Trace } from "../telemetry/index.ts";
+import { attemptDone, createLoop, type Observed, type Retry } from "./loop.ts";
 import { callNative, relayNative } from "./native.ts";
 import { relay } from "./relay.ts";
 import { ClientRequest } from "./request.ts";
@@ -48,6 +49,8 @@ export interface ChatCall {
    * answer and how many calls it took; `free`: that upstream charges nothing for its answers, whatever the model id.
    */
   observe?: (info: Observed) => void;
+  /** The request's SERVER span and the client's trace headers (contract 24). */
+  trace?: Trace;
 }
 
 /** A call to an endpoint that is not a chat (embeddings): the same, but no dialects. */
@@ -93,6 +96,8 @@ export function createChat({ config, upstreams, log, attachFiles }: ChatDeps) {
     const asked = new ClientRequest(input, call.body, call.caller);
     const requested = asked.model ?? config.defaultModel;
     if (!requested) throw invalidRequest("Missing required field 'model', and no DEFAULT_ALPHA_MODEL is set.", "model: required");
+    const trace = call.trace ?? NO_TRACE;
+    if (trace.span !== NOOP_SPAN) askedOn(trace.span, asked, call.body);
     const done = (usage: Usage | undefined, ok = true) => call.onDone?.({ usage, ok });
     const onBreak = (error: GatewayError) => {
       call.onBreak?.(error.message);
@@ -101,7 +106,17 @@ export function createChat({ config, upstreams, log, attachFiles }: ChatDeps) {
     // Same family with nothing to change (no files to attach): the client's own body may go up.
     const dialect = input === output && !asked.namesFiles ? input.dialect : undefined;
 
-    const answer = async (provider: Provider, target: Target, upstream: Upstream): Promise<Answer> => {
+    const answer = async (provider: Provider, target: Target, upstream: Upstream, attempt: Span): Promise<Answer> => {
+      // The call's span ends with its answer: a stream's when it ends, or breaks.
+      const over = (usage: Usage | undefined, ok = true) => {
+        attemptDone(attempt, target.model, usage);
+        done(usage, ok);
+      };
+      const broke = (error: GatewayError) => {
+        attempt.fail(error.type, error.message);
+        attempt.end();
+        onBreak(error);
+      };
       const native = dialect && provider.native?.[dialect];
       // Whether only the upstream's own API serves it matters only for another id on a provider that does not say (and decodes the request).
       if (native && takesNative(provider, dialect, target.model, asked.model, !provider.takesNative && target.model !== asked.model && asked.request.needsNative !== undefined)) {
@@ -111,24 +126,26 @@ export function createChat({ config, upstreams, log, attachFiles }: ChatDeps) {
         const nativeCall = { body, json: renamed ? undefined : call.body, model: target.model, requested, stream: asked.stream, signal, headers: call.headers };
         const reply = await callNative(native, nativeCall, provider.label, upstream.timeoutMs);
         if (reply.kind === "json") {
-          done(reply.usage);
+          if (attempt !== NOOP_SPAN) trace.span.messages(undefined, { toJSON: () => parsed(reply.body) });
+          over(reply.usage);
           return { kind: "bytes", bytes: reply.body, contentType: reply.contentType };
         }
         const error = (e: GatewayError) => output.streamEncoder(requested, asked.forEncoder()).error(e);
-        return relayNative(reply, output, provider.label, error, onBreak, call.onDone && done);
+        return relayNative(reply, output, provider.label, error, broke, call.onDone || attempt !== NOOP_SPAN ? over : undefined);
       }
       // The route's `prompt_cache = "off"`: no breakpoints added for this target.
       const request = target.promptCache === "off" && asked.request.autoCache ? { ...asked.request, autoCache: false } : asked.request;
       if (request.needsNative) throw invalidRequest(`${request.needsNative.reason} The upstream '${upstream.name}' is of kind ${upstream.kind}.`, `${request.needsNative.field}: not supported on a converted route`);
       if (!request.stream) {
         const reply = await firstByte(provider.complete(request, target.model, signal), upstream.timeoutMs, provider.label);
-        done(reply.usage);
+        if (attempt !== NOOP_SPAN) replied(trace.span, attempt, reply);
+        over(reply.usage);
         return { kind: "json", body: output.encodeReply(reply, requested) };
       }
       const events = provider.stream(request, target.model, signal)[Symbol.asyncIterator]();
       const first = await firstByte(events.next(), upstream.timeoutMs, provider.label, () => events.return?.());
       const encoder = output.streamEncoder(requested, request);
-      return { kind: "events", events: relay(first, events, encoder, provider.label, signal, log, onBreak, done) };
+      return { kind: "events", events: relay(first, events, encoder, provider.label, signal, log, broke, over) };
     };
 
     let attached = false;
@@ -139,8 +156,32 @@ export function createChat({ config, upstreams, log, attachFiles }: ChatDeps) {
         attached = true;
       }
       : undefined;
-    return (await loop<Answer>({ requested, facts: asked, signal, access: call.access, observe: call.observe, onRetry: call.onRetry, prepare, answer })) as ChatOutcome;
+    return (await loop<Answer>({ requested, facts: asked, signal, access: call.access, observe: call.observe, onRetry: call.onRetry, prepare, answer, trace })) as ChatOutcome;
   };
 }
 
 export type Chat = ReturnType<typeof createChat>;
+
+/** What the request asked of the model, on its span; its messages only when content is captured (Span.messages). */
+function askedOn(span: Span, asked: ClientRequest, body: Json): void {
+  const { maxTokens, temperature } = asked.settings();
+  if (typeof maxTokens === "number") span.set(ATTR.maxTokens, maxTokens);
+  if (typeof temperature === "number") span.set(ATTR.temperature, temperature);
+  span.messages(body.messages ?? body.input ?? body.contents ?? body.prompt, undefined);
+}
+
+/** A converted reply, read already: its id and finish reason on both spans, and its text if content is captured. */
+function replied(server: Span, attempt: Span, reply: ChatReply): void {
+  const finish = [reply.finish.raw];
+  for (const span of [server, attempt]) span.set(ATTR.responseId, reply.id).set(ATTR.finishReasons, finish);
+  server.messages(undefined, reply.content);
+}
+
+/** A passed-through reply, parsed only when its content is exported. */
+function parsed(body: string | ArrayBuffer): unknown {
+  try {
+    return JSON.parse(typeof body === "string" ? body : new TextDecoder().decode(body));
+  } catch {
+    return undefined;
+  }
+}

@@ -6,7 +6,8 @@ import type { Upstream } from "../providers/kind.ts";
 import type { Provider } from "../providers/provider.ts";
 import type { Target } from "../routing/routes.ts";
 import { firstByte } from "./first-byte.ts";
-import { createLoop } from "./loop.ts";
+import type { Span } from "../telemetry/index.ts";
+import { attemptDone, createLoop } from "./loop.ts";
 
 const ENDPOINT = "POST /v1/embeddings";
 
@@ -34,7 +35,7 @@ export function createEmbeddings({ config, upstreams }: Pick<ChatDeps, "config" 
     const requested = request.model;
     if (!requested) throw invalidRequest("Missing required field 'model'.", "model: required");
 
-    const answer = async (provider: Provider, target: Target, upstream: Upstream): Promise<Answer> => {
+    const answer = async (provider: Provider, target: Target, upstream: Upstream, attempt: Span): Promise<Answer> => {
       const native = provider.native?.["openai-embeddings"];
       if (native) {
         // Routed under another id (an alias, `<upstream>/<model>`): the body names the upstream's.
@@ -43,6 +44,7 @@ export function createEmbeddings({ config, upstreams }: Pick<ChatDeps, "config" 
           : target.model === requested ? call.raw : JSON.stringify({ ...call.body, model: target.model });
         const reply = await firstByte(native({ body, model: target.model, requested, stream: false, signal: call.signal }), upstream.timeoutMs, provider.label);
         if (reply.kind !== "json") throw unavailable(`${provider.label} answered ${ENDPOINT} with a stream.`);
+        attemptDone(attempt, target.model, reply.usage);
         call.onDone?.({ usage: reply.usage, ok: true });
         if (!openaiClient) {
           const text = typeof reply.body === "string" ? reply.body : new TextDecoder().decode(reply.body);
@@ -53,11 +55,13 @@ export function createEmbeddings({ config, upstreams }: Pick<ChatDeps, "config" 
       if (!provider.embed) throw invalidRequest(`${ENDPOINT} is not served by upstream '${upstream.name}' (kind ${upstream.kind}): route '${requested}' to an embedding model on an openai or bedrock upstream, or to the mock.`, "model: no embeddings on this upstream");
       if (request.tokens) throw invalidRequest(`Token arrays in 'input' are passed only to openai upstreams; upstream '${upstream.name}' is of kind ${upstream.kind}: send the texts.`, "input: token arrays");
       const result = await firstByte(provider.embed(request, target.model, call.signal), upstream.timeoutMs, provider.label);
-      call.onDone?.({ usage: { input: { total: result.inputTokens, cacheRead: 0, cacheWrite: 0 }, output: 0 }, ok: true });
+      const usage = { input: { total: result.inputTokens, cacheRead: 0, cacheWrite: 0 }, output: 0 };
+      attemptDone(attempt, target.model, usage);
+      call.onDone?.({ usage, ok: true });
       return { kind: "json", body: encode(result, requested) };
     };
 
-    return (await loop<Answer>({ requested, facts: { ...call.caller }, signal: call.signal, access: call.access, observe: call.observe, answer })) as ChatOutcome;
+    return (await loop<Answer>({ requested, facts: { ...call.caller }, signal: call.signal, access: call.access, observe: call.observe, answer, trace: call.trace })) as ChatOutcome;
   }
 
   return Object.assign(embeddings, { embed });

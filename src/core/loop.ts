@@ -1,4 +1,5 @@
 import { GatewayError } from "../errors.ts";
+import type { Usage } from "../ir.ts";
 import type { Upstream } from "../providers/kind.ts";
 import type { Provider } from "../providers/provider.ts";
 import { loadTokenizer, tokenizerLoaded } from "../routing/estimate.ts";
@@ -6,6 +7,7 @@ import { DEFAULT_AFFINITY_TTL_S, keepsSessions, placeKey, sessionOf, sessionOrde
 import type { Live } from "../routing/live.ts";
 import { ordered, type Route, type Target } from "../routing/routes.ts";
 import type { Facts } from "../routing/when.ts";
+import { ATTR, NO_TRACE, providerName, withTrace, type Span, type Trace } from "../telemetry/index.ts";
 import type { Access } from "./access.ts";
 import { backoff, pause, waitsTooLong } from "./backoff.ts";
 
@@ -49,8 +51,13 @@ export interface LoopCall<T> {
   access?: Access;
   /** Before each call is counted (chat attaches the files it names, once). */
   prepare?: () => Promise<void>;
-  /** One call to one target; a retryable GatewayError sends the request on to the next. */
-  answer(provider: Provider, target: Target, upstream: Upstream): Promise<T>;
+  /** The request's SERVER span and the client's trace headers: each call is a CLIENT span, its `traceparent` sent upstream. */
+  trace?: Trace;
+  /**
+   * One call to one target; a retryable GatewayError sends the request on to the next. On success it
+   * ends `attempt` (its CLIENT span) once the answer is over (a stream: when it ends): see `attemptDone`.
+   */
+  answer(provider: Provider, target: Target, upstream: Upstream, attempt: Span): Promise<T>;
 }
 
 /** What every answer carries: where it came from. */
@@ -80,6 +87,8 @@ export function createLoop({ modelFallbacks, upstreams }: LoopOptions) {
   return async function run<T extends { headers?: Record<string, string> }>(call: LoopCall<T>): Promise<Routed<T>> {
     const { providers, router, byName } = upstreams.current();
     const { requested, facts, signal, access } = call;
+    const trace = call.trace ?? NO_TRACE;
+    const server = trace.span.set(ATTR.requestModel, requested);
     let attempts = 0;
     let since: number | undefined;
     let tried: Try | undefined;
@@ -114,13 +123,18 @@ export function createLoop({ modelFallbacks, upstreams }: LoopOptions) {
           if (call.prepare) await call.prepare();
           attempts++;
           since ??= performance.now();
+          const upstream = byName.get(target.upstream)!;
+          // Retries and failovers are siblings: each call a child of the request's span.
+          const attempt = server.child().set(ATTR.provider, providerName(upstream.kind)).set(ATTR.requestModel, target.model).set(ATTR.upstream, target.upstream);
           let outcome: T;
           try {
-            outcome = await call.answer(provider, target, byName.get(target.upstream)!);
+            outcome = await (trace === NO_TRACE ? call.answer(provider, target, upstream, attempt) : withTrace(trace, attempt, signal, () => call.answer(provider, target, upstream, attempt)));
           } catch (error) {
+            attemptFailed(attempt, error);
             if (error instanceof GatewayError && error.retryable) cooldowns.failed(target.upstream);
             throw error;
           }
+          server.set(ATTR.responseModel, target.model);
           cooldowns.succeeded(target.upstream);
           const headers: Record<string, string> = { "x-parley-model": target.model, "x-parley-upstream": target.upstream, "x-parley-attempts": String(attempts) };
           if (turn.route.name) headers["x-parley-route"] = turn.route.name;
@@ -157,6 +171,7 @@ export function createLoop({ modelFallbacks, upstreams }: LoopOptions) {
       }
       throw error;
     } finally {
+      if (tried) server.set(ATTR.upstream, tried.target.upstream).set(ATTR.provider, providerName(byName.get(tried.target.upstream)?.kind ?? "")).set(ATTR.route, tried.route.name);
       if (call.observe) {
         const observed: Observed = { model: requested, provider: tried?.target.upstream ?? "-", upstream_ms: since === undefined ? undefined : Math.round(performance.now() - since), attempts, free };
         if (tried?.route.name) observed.route = tried.route.name;
@@ -168,6 +183,22 @@ export function createLoop({ modelFallbacks, upstreams }: LoopOptions) {
 }
 
 export type Loop = ReturnType<typeof createLoop>;
+
+/**
+ * A call's answer is over: its CLIENT span gets the model parley asked for (the upstream's own id is
+ * not read from a passed-through reply) and the tokens, and ends.
+ */
+export function attemptDone(attempt: Span, model: string, usage: Usage | undefined): void {
+  attempt.set(ATTR.responseModel, model);
+  if (usage) attempt.usage(usage);
+  attempt.end();
+}
+
+/** A failed call: `error.type` is parley's type of error (the upstream's status is in the message). */
+function attemptFailed(attempt: Span, error: unknown): void {
+  attempt.fail(error instanceof GatewayError ? error.type : "_OTHER", error instanceof Error ? error.message : undefined);
+  attempt.end();
+}
 
 /** Where a session is on its route: a Map read, or a Redis round trip with REDIS_URL (no promise without). */
 function placeOf(sessions: Sessions, session: string, route: Route): Affinity | Promise<Affinity> {

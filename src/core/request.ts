@@ -72,6 +72,14 @@ export class ClientRequest implements Facts {
     }
   }
 
+  /** `max_tokens` and `temperature` as asked: from the IR when decoded already, else the body's top level (where the lazy dialects write them). */
+  settings(): { maxTokens: unknown; temperature: unknown } {
+    const decoded = this.#decoded;
+    if (decoded) return { maxTokens: decoded.maxTokens, temperature: decoded.temperature };
+    const body = this.body;
+    return { maxTokens: body.max_tokens ?? body.max_output_tokens ?? body.max_completion_tokens, temperature: body.temperature };
+  }
+
   /** The Responses (and Chat) `prompt_cache_key`, at the body's top level: a session's name when no header gives one. */
   promptCacheKey(): string | undefined {
     const key = this.body.prompt_cache_key;

@@ -15,7 +15,8 @@ export function createLocalStore(dir: string): FileStore {
   const bytesPath = (id: string) => join(dir, id);
   const metaPath = (id: string) => join(dir, `${id}.json`);
   const stagedPath = (id: string) => join(dir, stagedName(id));
-  const ready = mkdir(dir, { recursive: true });
+  // Uploads hold users' documents: readable by this user alone (contract 25).
+  const ready = mkdir(dir, { recursive: true, mode: 0o700 });
 
   async function readMeta(id: string): Promise<FileMeta | undefined> {
     try {
@@ -29,7 +30,7 @@ export function createLocalStore(dir: string): FileStore {
 
   async function publish(file: NewFile, purpose: string) {
     try {
-      await writeFile(metaPath(file.id), JSON.stringify({ ...file, purpose }));
+      await writeFile(metaPath(file.id), JSON.stringify({ ...file, purpose }), { mode: 0o600 });
       await rename(stagedPath(file.id), bytesPath(file.id));
     } catch (error) {
       await Promise.all([rm(stagedPath(file.id), { force: true }), rm(metaPath(file.id), { force: true })]);
@@ -43,7 +44,7 @@ export function createLocalStore(dir: string): FileStore {
     async put(file: NewFile, body: Readable) {
       await ready;
       try {
-        await pipeline(body, createWriteStream(stagedPath(file.id), { flags: "wx" }));
+        await pipeline(body, createWriteStream(stagedPath(file.id), { flags: "wx", mode: 0o600 }));
       } catch (error) {
         await rm(stagedPath(file.id), { force: true });
         throw error;

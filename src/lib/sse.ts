@@ -14,18 +14,30 @@ export function sseText(events: SseEvent[]): string {
  * The data of an upstream's server-sent events as its chunks come: the events each chunk completes,
  * together (a list per chunk, not a promise per event). Names, ids and comments are left out.
  */
-export async function* sseData(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<string[]> {
+export async function* sseData(chunks: AsyncIterable<Uint8Array>, label = "The upstream"): AsyncGenerator<string[]> {
   let events: string[] = [];
   const parser = createParser({ onEvent: ({ data }) => void events.push(data) });
   const text = new TextDecoder();
+  // Bytes since the last event ended: an endless line or event would otherwise grow the parser's buffer without end.
+  let open = 0;
   for await (const bytes of chunks) {
     parser.feed(text.decode(bytes, { stream: true }));
-    if (events.length === 0) continue;
+    if (events.length === 0) {
+      if ((open += bytes.byteLength) > MAX_EVENT) throw eventTooLarge(label);
+      continue;
+    }
+    open = 0;
     const ready = events;
     events = [];
     yield ready;
   }
 }
+
+/** The longest stream line or event parley reads from an upstream (contract 25). */
+export const MAX_EVENT = 16 * 1024 * 1024;
+
+const eventTooLarge = (label: string) =>
+  new GatewayError(502, "service_unavailable_error", `${label} sent a stream event or line over ${MAX_EVENT} bytes (16 MiB); parley stopped reading it.`);
 
 /** Where the first event of server-sent events' bytes ends: a blank line, written with LF or CRLF as SSE allows; -1 before it. */
 export function firstEventEnd(bytes: Uint8Array): number {

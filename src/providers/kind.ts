@@ -82,7 +82,12 @@ export interface Kind<S = any> {
 
 /** A URL as errors and logs may show it: a password in it (`http://user:secret@host`) masked. */
 export function shownUrl(url: string): string {
-  return url.replace(/^(\w+:\/\/)([^/@\s]+)@/, (_, scheme: string, userinfo: string) => `${scheme}${userinfo.includes(":") ? `${userinfo.slice(0, userinfo.indexOf(":"))}:****` : "****"}@`);
+  // A URL that parses has its userinfo where the parser found it; one that does not may still carry
+  // a password holding `@` or `/`: everything up to the last `@` is then taken for userinfo.
+  const parses = URL.canParse(url);
+  if (parses && !new URL(url).password && !new URL(url).username) return url;
+  const userinfo = parses ? /^(\w+:\/\/)([^/@\s]+)@/ : /^(\w+:\/\/)(\S+)@/;
+  return url.replace(userinfo, (_, scheme: string, info: string) => `${scheme}${info.includes(":") ? `${info.slice(0, info.indexOf(":"))}:****` : "****"}@`);
 }
 
 /** How to set one of an upstream's settings: its variable (`ALPHA_API_KEY`) or its key in the file. */

@@ -1,4 +1,5 @@
 import { notFound } from "../errors.ts";
+import { traced } from "../telemetry/outgoing.ts";
 import type { Upstream } from "./kind.ts";
 import { KINDS, missing } from "./kinds.ts";
 import type { ListedModel } from "./models.ts";
@@ -27,7 +28,8 @@ export function createProviders(upstreams: readonly Upstream[]) {
     if (!upstream) throw notFound(`No upstream is named '${name}'.`);
     const what = lacking.get(name);
     if (what) throw notFound(`The upstream '${name}' (${upstream.kind}) is not configured: ${what}.`);
-    built.set(name, (instance = KINDS[upstream.kind].build(upstream)));
+    // Its calls carry the trace headers of the request they serve (telemetry/outgoing.ts).
+    built.set(name, (instance = KINDS[upstream.kind].build({ ...upstream, fetch: traced(upstream.fetch ?? fetch) })));
     instance.then((p) => ready.set(name, p), () => built.delete(name));
     return instance;
   };

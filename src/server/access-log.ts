@@ -1,3 +1,4 @@
+import { maskSecrets } from "../secrets.ts";
 import { writeSync } from "node:fs";
 import type { LogFormat } from "../log.ts";
 
@@ -47,13 +48,13 @@ export function createAccessLog({ tag, upstream = false, format = "text" }: Acce
   };
   const text = (e: AccessEntry) => {
     let line = `${prefix}${timestamp(e.at)} ${e.method} ${target(e.url)} ${e.status} ${e.ms.toFixed(1)}ms`;
-    if (e.model) line += ` model=${e.model}`;
+    if (e.model) line += ` model=${quoteIfNeeded(e.model)}`;
     if (e.provider) line += ` provider=${e.provider}`;
     if (e.route) line += ` route=${quoteIfNeeded(e.route)}`;
     if (upstream && e.upstream_ms !== undefined) line += ` upstream_ms=${e.upstream_ms}`;
     if (e.attempts !== undefined && e.attempts > 1) line += ` attempts=${e.attempts}`;
     if (e.broken) line += ` stream=broken reason=${JSON.stringify(e.broken)}`;
-    return `${line} id=${e.id}\n`;
+    return `${line} id=${quoteIfNeeded(e.id)}\n`;
   };
   const json = (e: AccessEntry) => {
     const line: Record<string, unknown> = { time: timestamp(e.at), level: e.broken ? "warn" : "info" };
@@ -77,7 +78,8 @@ export function createAccessLog({ tag, upstream = false, format = "text" }: Acce
     let out = "";
     for (const entry of batch) out += line(entry);
     try {
-      writeSync(2, out);
+      // A client may send a configured secret in a query (`?code=`): masked once per batch, not per line.
+      writeSync(2, maskSecrets(out));
     } catch {
       // stderr closed: nothing useful to do with a log line
     }
@@ -89,8 +91,12 @@ export function createAccessLog({ tag, upstream = false, format = "text" }: Acce
   };
 }
 
-/** A route's name as one `key=value` word: quoted when it holds a space, a quote or `=`. */
-const quoteIfNeeded = (value: string) => (/[\s"=]/.test(value) || value === "" ? JSON.stringify(value) : value);
+/**
+ * A client's value (a model, a request id) or a route's name as one `key=value` word: quoted, with
+ * JSON's escapes, when it holds a space, a quote, `=` or any control character, so that no value
+ * can end the line or forge a field (contract 25).
+ */
+const quoteIfNeeded = (value: string) => (/[\s"=\x00-\x1f\x7f\u2028\u2029]/.test(value) || value === "" ? JSON.stringify(value) : value);
 
 /** Query parameters whose values are never logged. */
 const SECRET_PARAM = /key|token|secret|passw|auth|sig|credential|session/i;

@@ -1,6 +1,7 @@
 import type { Database } from "bun:sqlite";
 import type { Config, Entry } from "../config.ts";
 import type { Logger } from "../log.ts";
+import { TELEMETRY_OFF, type Telemetry } from "../telemetry/index.ts";
 import { openDatabase } from "../lib/db.ts";
 import type { AccessEntry } from "./access-log.ts";
 import type { Guard } from "./auth.ts";
@@ -21,6 +22,7 @@ import { lazyFiles } from "../files/index.ts";
 import type { Files } from "../files/service.ts";
 import { createDiscovery } from "../routing/discovery.ts";
 import { createLive } from "../routing/live.ts";
+import { capUpstreams } from "../providers/capped-fetch.ts";
 import type { Declared } from "../routing/upstreams.ts";
 import { createUsageService } from "../usage/service.ts";
 import { bedrock } from "./endpoints/bedrock.ts";
@@ -32,6 +34,7 @@ import { embeddings } from "./endpoints/embeddings.ts";
 import { files as fileEndpoints } from "./endpoints/files.ts";
 import { gemini } from "./endpoints/gemini.ts";
 import { health } from "./endpoints/health.ts";
+import { ui } from "./endpoints/ui.ts";
 import { messages } from "./endpoints/messages.ts";
 import { metrics } from "./endpoints/metrics.ts";
 import { onFirstDrop } from "../providers/dropped-betas.ts";
@@ -48,6 +51,8 @@ export interface AppOptions {
   log: Logger;
   /** Where request log entries go; none below LOG_LEVEL=info. */
   accessLog?: (entry: AccessEntry) => void;
+  /** OpenTelemetry (contract 24), made at start-up from the OTEL_* variables; flushed by `close`. */
+  telemetry?: Telemetry;
   /** The settings as read, with their sources, for GET /admin/v1/config (a server reads them again: `onReload`). */
   entries?: Entry[];
 }
@@ -64,7 +69,7 @@ const MULTIPART_SLACK = 1024 * 1024;
  * parley's HTTP handler: every endpoint declared (endpoints/), all served by one pipeline
  * (edge/pipeline.ts). `close` stops what it started.
  */
-export function createApp({ config, log, accessLog, entries }: AppOptions) {
+export function createApp({ config, log, accessLog, entries, telemetry = TELEMETRY_OFF }: AppOptions) {
   const db = lazy(() => openDatabase(config.dataDir));
   const redis = config.redisUrl
     ? connectRedis(config.redisUrl, log, config.rateLimitOnRedisError === "open" ? `rate limits${config.apiKeys.some((k) => k.budget) ? " and budgets" : ""} are not enforced` : "requests are refused (503)")
@@ -84,7 +89,10 @@ export function createApp({ config, log, accessLog, entries }: AppOptions) {
   const attachFiles = async (request: Parameters<Files["attachTo"]>[0]) => (await files.files()).attachTo(request);
   // Without --cassettes the upstreams are the configuration's own, and their providers call the global fetch.
   const cassettes = config.cassettes && createCassettes(config.cassettes, log);
-  const declared = (d: Declared) => (cassettes ? cassettes.upstreams(d) : d);
+  const declared = (d: Declared) => {
+    const chosen = cassettes ? cassettes.upstreams(d) : d;
+    return { ...chosen, upstreams: capUpstreams(chosen.upstreams, config.limits.upstreamMaxBytes) };
+  };
   let upstreams: ReturnType<typeof createLive> | undefined;
   const discovery = createDiscovery({ config, database: db, log, upstreams: () => upstreams!.current().declared.upstreams });
   upstreams = createLive(declared(config.upstreams), { modelAliases: config.modelAliases, modelRoutes: config.modelRoutes, cooldownS: config.upstreamCooldownS, ...(redis ? { redis } : {}) }, discovery);
@@ -98,21 +106,23 @@ export function createApp({ config, log, accessLog, entries }: AppOptions) {
     chatCompletions, messages, responses, responsesCompact, responsesWebSocket, completions, embeddings(embedder),
     ...bedrock({ guard, credentials: config.ingressAwsCredentials, mainKey: config.apiKey, control: createControlPlane(upstreams, discovery) }),
     ...docs(() => endpoints),
+    ...(config.ui ? ui() : []),
     ...health(upstreams, redis?.status),
     ...modelEndpoints(upstreams, discovery),
     countTokens(counter, keys.access),
     ...root,
     ...fileEndpoints(config, files),
     usageEndpoint(usage),
-    ...(usage.metrics ? [metrics(usage.metrics, usage.settle)] : []),
+    ...(usage.metrics ? [metrics(usage.metrics, usage.settle, telemetry)] : []),
     ...adminEndpoints({ config, keys, usage, upstreams, discovery, database: db, log, decoders: [chatCompletions, messages, responses, completions], reload: () => reloader?.(), settings: () => settings?.() ?? entries ?? [] }),
     // Last: the paths with parameters are tried in order, and these take none of the others'.
     ...gemini(counter, embedder, keys.access),
     ...vertex(counter, keys.access),
   ];
   const pipeline = createPipeline(endpoints, {
-    chat, guard, log, debug: config.debug, accessLog,
+    chat, guard, log, debug: config.debug, accessLog, telemetry,
     maxBody: config.files.maxUploadBytes + MULTIPART_SLACK,
+    bodyTime: { timeoutS: config.limits.bodyTimeoutS, minRate: config.limits.bodyMinRate },
     cors: corsHeaders(config.corsOrigins, EXPOSED),
   });
   const { handle, routes } = pipeline;
@@ -135,12 +145,13 @@ export function createApp({ config, log, accessLog, entries }: AppOptions) {
       reloader = reload;
       settings = entries;
     },
-    handle: cassettes ? (request: Request) => cassettes.within(request, handle) : handle,
+    handle: cassettes ? (request: Request, peer?: string) => cassettes.within(request, (r) => handle(r, peer)) : handle,
     async close() {
       discovery.stop();
       await cassettes?.flush();
       await keys.close();
       await usage.close();
+      await telemetry.shutdown();
       redis?.close();
       if (db.opened()) db().close();
     },

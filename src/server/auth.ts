@@ -1,6 +1,7 @@
 import type { Budget, Scope } from "../config.ts";
 import type { Access } from "../core/access.ts";
 import { GatewayError } from "../errors.ts";
+import type { Json } from "../lib/read.ts";
 import type { TpmDecision } from "../keys/limits.ts";
 import type { ActiveKey, Verdict } from "../keys/lookup.ts";
 import { forbidden } from "../keys/permits.ts";
@@ -122,6 +123,12 @@ async function limited(guard: Guard, principal: Principal, scope: Scope | readon
 
 const needsBudget = ({ usage }: Pick<Guard, "usage">, principal: Principal, scope: Scope | readonly Scope[]) =>
   scope === "chat" && principal.budget !== undefined && usage?.budgets !== undefined;
+
+/** A chat that names uploaded files reads them: its key needs `files:read` too (contract 25). */
+export function mayReadNamedFiles(principal: Principal, body: Json): void {
+  const named = body.file_ids;
+  if (Array.isArray(named) && named.length > 0) permitted(principal, "files:read");
+}
 
 function permitted(principal: Principal, scope: Scope | readonly Scope[]): void {
   if (typeof scope === "string" ? principal.scopes.has(scope) : scope.some((s) => principal.scopes.has(s))) return;

@@ -1,8 +1,11 @@
 import type { Config, Loaded } from "../config.ts";
 import { envelope, GatewayError } from "../errors.ts";
 import { sweepAtStart } from "../files/sweep.ts";
+import { tightenDataDir } from "./data-dir.ts";
 import type { Logger } from "../log.ts";
 import { configured } from "../providers/registry.ts";
+import { createTelemetry } from "../telemetry/index.ts";
+import { VERSION } from "../version.ts";
 import { createAccessLog } from "./access-log.ts";
 import { createApp } from "./app.ts";
 import { reloadUpstreams } from "./upstreams-reload.ts";
@@ -27,18 +30,28 @@ export function runServer(config: Config, log: Logger, { worker, reload }: RunOp
   const tag = worker === undefined ? undefined : `worker ${worker}`;
   const logsRequests = ["info", "debug", "trace"].includes(config.logLevel);
   const accessLog = logsRequests ? createAccessLog({ tag, upstream: ["debug", "trace"].includes(config.logLevel), format: config.logFormat }) : undefined;
-  const app = createApp({ config, log, ...(accessLog ? { accessLog } : {}) });
+  // The standard OTEL_* variables, read as every OpenTelemetry SDK reads them: from the environment.
+  const { telemetry, warnings } = createTelemetry(process.env, VERSION);
+  for (const warning of warnings) log.warn(warning);
+  const app = createApp({ config, log, telemetry, ...(accessLog ? { accessLog } : {}) });
+  tightenDataDir(config.dataDir, log);
   sweepAtStart(config, log);
+  const { maxConnections } = config.limits;
   let server: ReturnType<typeof Bun.serve>;
   try {
     server = Bun.serve({
-      fetch: app.handle,
+      fetch: (request, server) => {
+        // A request waiting on its upstream, or streaming a quiet answer, is not idle: IDLE_TIMEOUT_S
+        // is for connections between requests, and BODY_TIMEOUT_S for a body that stops arriving.
+        server.timeout(request, 0);
+        if (server.pendingRequests > maxConnections) return overloaded(maxConnections);
+        return app.handle(request, server.requestIP(request)?.address);
+      },
       hostname: config.host,
       port: config.port,
       // Only a supervisor's own workers share a port; a lone server must not split a port with anyone.
       reusePort: worker !== undefined,
-      // Streams can sit quiet for long stretches while a model thinks.
-      idleTimeout: 0,
+      idleTimeout: config.limits.idleTimeoutS,
       // parley enforces the body limit itself (edge/body.ts), so that the answer is the envelope.
       maxRequestBodySize: Number.MAX_SAFE_INTEGER,
       development: false,
@@ -52,7 +65,7 @@ export function runServer(config: Config, log: Logger, { worker, reload }: RunOp
     return failToListen(config.host, config.port, error);
   }
   const url = urlOf(config.host, server.port!);
-  log.info(`parley listening on ${url} (docs at /docs)`);
+  log.info(`parley listening on ${url} (docs at /docs${config.ui ? `, dashboard at ${url}/ui` : ""})`);
   const unwatch = reload ? reloadUpstreams({ ...reload, app, log, worker: worker !== undefined }) : undefined;
 
   let stopping = false;
@@ -85,6 +98,12 @@ export function runServer(config: Config, log: Logger, { worker, reload }: RunOp
     process.send({ type: "ready" } satisfies WorkerMessage);
   }
   return url;
+}
+
+/** MAX_CONNECTIONS reached: answered at once, and the connection closed, so that it frees a place. */
+function overloaded(max: number): Response {
+  const error = new GatewayError(503, "service_unavailable_error", `parley is holding its limit of ${max} requests (MAX_CONNECTIONS); try again shortly.`);
+  return Response.json(envelope(error), { status: 503, headers: { connection: "close", "retry-after": "1" } });
 }
 
 /**

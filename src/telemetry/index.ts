@@ -24,12 +24,14 @@ import { GenAiMetrics } from "./metrics.ts";
 import type { Attributes } from "./names.ts";
 import type { Origin } from "./otlp-proto.ts";
 import { sampled } from "./sampler.ts";
+import { NO_TRACE, type Trace } from "./outgoing.ts";
 import { NOOP_SPAN, RecordingSpan, SPAN_KIND_SERVER, type Span, type SpanData, type SpanSink } from "./span.ts";
 import { parseTraceparent, randomHex } from "./traceparent.ts";
 
 export type { OtelStats } from "./exporter.ts";
 export { ATTR, GENAI_SEMCONV_VERSION, providerName, type AttributeName, type Attributes } from "./names.ts";
-export type { Span } from "./span.ts";
+export { NOOP_SPAN, type Span } from "./span.ts";
+export { NO_TRACE, traced, withTrace, type Trace } from "./outgoing.ts";
 
 export interface Telemetry {
   readonly enabled: boolean;
@@ -56,6 +58,17 @@ export const TELEMETRY_OFF: Telemetry = Object.freeze({
 export function createTelemetry(env: Record<string, string | undefined>, version: string): { telemetry: Telemetry; warnings: string[] } {
   const { config, warnings } = readOtelConfig(env, version);
   return { telemetry: config ? new LiveTelemetry(config, version) : TELEMETRY_OFF, warnings };
+}
+
+/**
+ * A request's trace: its SERVER span (the client's `traceparent` its parent) and the client's trace
+ * headers. With OpenTelemetry off, only a client that sent a `traceparent` gets one (forwarded upstream unchanged).
+ */
+export function startTrace(telemetry: Telemetry, headers: Headers): Trace {
+  const traceparent = headers.get("traceparent") ?? undefined;
+  if (!telemetry.enabled && traceparent === undefined) return NO_TRACE;
+  const tracestate = headers.get("tracestate") ?? undefined;
+  return { span: telemetry.startServer(traceparent), traceparent, tracestate };
 }
 
 class LiveTelemetry implements Telemetry, SpanSink {

@@ -56,7 +56,9 @@ export interface SpanSink {
   ended(span: SpanData): void;
 }
 
-export const now = () => performance.timeOrigin + performance.now();
+// Read once: `performance.timeOrigin` is a getter into native code, and spans read the time four times a request.
+const ORIGIN = performance.timeOrigin;
+export const now = () => ORIGIN + performance.now();
 
 export class RecordingSpan implements Span, SpanData {
   readonly spanId = randomHex(8);

@@ -5,6 +5,7 @@
  */
 
 import { droppedBetas } from "../providers/dropped-betas.ts";
+import type { OtelStats } from "../telemetry/index.ts";
 
 /** A metric keeps at most this many label sets; more (model ids come from clients) fold into "_other". */
 const MAX_SERIES = 1000;
@@ -204,3 +205,20 @@ export function createMetrics() {
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
+
+/** OpenTelemetry's export counters (contract 24: a slow or dead collector's losses are counted here). */
+export function otelLines(stats: OtelStats): string {
+  return [
+    "# HELP parley_otel_dropped_spans_total Spans not exported: queue_full (the collector is slower than the traffic) or export_failed (refused, failed or timed out).",
+    "# TYPE parley_otel_dropped_spans_total counter",
+    `parley_otel_dropped_spans_total{reason="queue_full"} ${stats.droppedSpans}`,
+    `parley_otel_dropped_spans_total{reason="export_failed"} ${stats.failedSpans}`,
+    "# HELP parley_otel_exported_spans_total Spans the collector accepted.",
+    "# TYPE parley_otel_exported_spans_total counter",
+    `parley_otel_exported_spans_total ${stats.exportedSpans}`,
+    "# HELP parley_otel_failed_metric_exports_total Metric exports refused, failed or timed out (the next one carries their counts).",
+    "# TYPE parley_otel_failed_metric_exports_total counter",
+    `parley_otel_failed_metric_exports_total ${stats.failedMetricExports}`,
+    "",
+  ].join("\n");
+}

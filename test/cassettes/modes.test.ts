@@ -238,9 +238,9 @@ describe("pace", () => {
 });
 
 describe("without --cassettes", () => {
-  test("nothing changes: no upstream carries a fetch of its own (providers call the global fetch), and nothing else wraps them", () => {
+  test("nothing changes: no upstream carries a recording fetch; only the reply cap (contract 25) wraps the global fetch", () => {
     const plain = testApp({ ALPHA_BASE_URL: openai.url });
-    expect(plain.app.upstreams.current().declared.upstreams.map((u) => u.fetch)).toEqual(plain.app.upstreams.current().declared.upstreams.map(() => undefined));
+    expect(plain.app.upstreams.current().declared.upstreams.map((u) => [u.kind, typeof u.fetch])).toEqual([["openai", "function"], ["bedrock", "function"], ["mock", "undefined"]]);
     const recording = gateway(tempDir(), "record");
     const withFetch = recording.app.upstreams.current().declared.upstreams.map((u) => [u.kind, typeof u.fetch]);
     expect(withFetch).toEqual([["openai", "function"], ["bedrock", "function"], ["mock", "undefined"]]);

@@ -42,7 +42,7 @@ function explain(args: string[], files: Record<string, string> = {}, env: Record
   const user = userDir();
   writeFileSync(join(user.dir, "parley.toml"), TOML);
   for (const [name, text] of Object.entries(files)) writeFileSync(join(user.dir, name), text);
-  return runCli(["routes", "explain", ...args], { cwd: user.dir, env: { ...user.env, API_KEY: "sk-x", ...env } }).then((r) => ({ ...r, file: join(user.dir, "parley.toml") }));
+  return runCli(["routes", "explain", ...args], { cwd: user.dir, env: { ...user.env, API_KEY: "sk-routes-explain-0001", ...env } }).then((r) => ({ ...r, file: join(user.dir, "parley.toml") }));
 }
 
 describe("parley routes explain", () => {

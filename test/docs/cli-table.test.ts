@@ -9,6 +9,7 @@ const COMMANDS: Record<string, () => Promise<{ default: unknown }>> = {
   chat: () => import("../../src/commands/chat.ts"),
   models: () => import("../../src/commands/models.ts"),
   usage: () => import("../../src/commands/usage-report.ts"),
+  trust: () => import("../../src/commands/trust.ts"),
 };
 const INTERNAL = new Set(["worker"]); // serve --worker N: how a supervisor starts its workers
 

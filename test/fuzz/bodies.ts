@@ -104,6 +104,9 @@ export function brokenJson(r: Rng): { label: string; body: string | Uint8Array }
     ["deep object 10k", () => `{"model":"mock","messages":[{"role":"user","content":"hi"}],"metadata":${'{"a":'.repeat(10_000)}1${"}".repeat(10_000)}}`],
     ["deep array 100k", () => "[".repeat(100_000) + "]".repeat(100_000)],
     ["deep unclosed", () => '{"a":'.repeat(50_000)],
+    // Contract 25: deeper than 512 levels is a 400, never a converter's stack overflow (a 500).
+    ["deep tool schema 1M", () => `{"model":"anthropic.claude-3-5-haiku-20241022-v1:0","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{"x":${"[".repeat(1_000_000)}${"]".repeat(1_000_000)}}}}}]}`],
+    ["deep 513", () => `{"model":"mock","messages":[{"role":"user","content":"hi"}],"metadata":${"[".repeat(513)}${"]".repeat(513)}}`],
     ["comment", () => '{"model":"gpt-4o-mini" /* hi */}'],
     ["form-encoded", () => "model=gpt-4o-mini&messages=hi"],
     ["xml", () => "<?xml version='1.0'?><model>gpt</model>"],

@@ -33,6 +33,8 @@ export function fuzzEnv(dir: string): Record<string, string> {
     UPSTREAM_RETRIES: "1",
     RATE_LIMIT_RPM: "0",
     MAX_UPLOAD_BYTES: String(MAX_UPLOAD_BYTES),
+    // An endless upstream reply is cut here (the fault `endless`), not at the default 64 MiB.
+    UPSTREAM_MAX_BYTES: String(4 * 1024 * 1024),
     MODEL_ALIASES: FUZZ_ALIASES,
     MODEL_ROUTES: FUZZ_ROUTES,
     MODEL_FALLBACKS: FUZZ_FALLBACKS,

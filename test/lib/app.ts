@@ -4,6 +4,8 @@ import { join } from "node:path";
 import { loadConfig, type Config } from "../../src/config.ts";
 import { createLogger } from "../../src/log.ts";
 import { createApp } from "../../src/server/app.ts";
+import { createTelemetry } from "../../src/telemetry/index.ts";
+import { VERSION } from "../../src/version.ts";
 
 export const TEST_KEY = "sk-test-0123456789abcdef";
 
@@ -25,7 +27,9 @@ export function testLoaded(env: Record<string, string> = {}) {
 /** The app, in process, with a `call` that sends the test key unless told otherwise. */
 export function testApp(env: Record<string, string> = {}) {
   const { config, entries } = testLoaded(env);
-  const app = createApp({ config, entries, log: createLogger(config.logLevel) });
+  // OpenTelemetry from the OTEL_* variables given, as `serve` reads them from its environment (off without them).
+  const { telemetry } = createTelemetry(env, VERSION);
+  const app = createApp({ config, entries, log: createLogger(config.logLevel), telemetry });
   const call = (path: string, init: RequestInit & { key?: string | null } = {}) => {
     const headers = new Headers(init.headers);
     if (init.key !== null && !headers.has("authorization") && !headers.has("x-api-key")) {

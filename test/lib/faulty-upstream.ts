@@ -16,7 +16,7 @@ import { anthropicEvents, anthropicReply, chunkFrame, converseEvents, converseRe
 export const HTTP_FAULTS = [
   "reset-before-headers", "reset-after-headers", "reset-before-body", "stall-before-headers", "stall-mid-body", "garbage", "html", "null",
   "wrong-shape", "truncated-json", "empty", "error-500-html", "error-429-odd-retry", "error-400-garbage", "error-401-echo",
-  "error-529", "lying-length",
+  "error-529", "lying-length", "endless",
 ] as const;
 /** OpenAI's server-sent events gone wrong. */
 export const SSE_FAULTS = ["sse-no-done", "sse-finish-no-done", "sse-error-event", "sse-garbage-data", "sse-wrong-chunk", "sse-reset-mid", "sse-stall-mid", "sse-comments-only", "sse-html"] as const;
@@ -166,6 +166,31 @@ async function sendPieces(socket: Socket, headers: Record<string, string>, piece
   socket.end(`0${CRLF}${CRLF}`);
 }
 
+/** Sent at most, so that a gateway without limits still ends the case (and is caught by its RSS). */
+const ENDLESS_BYTES = 48 * 1024 * 1024;
+
+/** A 200 whose body never ends (up to ENDLESS_BYTES), until the gateway stops reading and closes. */
+async function sendEndless(socket: Socket, headers: Record<string, string>, start: string) {
+  socket.write(head(200, { ...headers, "transfer-encoding": "chunked" }));
+  const piece = (bytes: Buffer) => Buffer.concat([Buffer.from(`${bytes.length.toString(16)}${CRLF}`), bytes, Buffer.from(CRLF)]);
+  socket.write(piece(Buffer.from(start)));
+  const block = piece(Buffer.alloc(64 * 1024, 97));
+  for (let sent = 0; sent < ENDLESS_BYTES && !socket.destroyed; sent += block.length) {
+    // The socket's buffer is full: wait for the gateway to read, or to close.
+    if (socket.write(block)) continue;
+    await new Promise<void>((done) => {
+      const go = () => {
+        socket.off("drain", go);
+        socket.off("close", go);
+        done();
+      };
+      socket.on("drain", go);
+      socket.on("close", go);
+    });
+  }
+  socket.end();
+}
+
 const JSON_TYPE = { "content-type": "application/json" };
 const SSE_TYPE = { "content-type": "text/event-stream" };
 const ES_TYPE = { "content-type": "application/vnd.amazon.eventstream" };
@@ -222,6 +247,9 @@ async function answer(socket: Socket, call: Call) {
       return sendWhole(socket, 401, { ...JSON_TYPE, ...awsType(call, "UnrecognizedClientException") }, JSON.stringify({ error: { message: `bad key: ${call.authorization}` }, message: `bad key: ${call.authorization}` }));
     case "error-529":
       return sendWhole(socket, 529, JSON_TYPE, JSON.stringify({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } }));
+    case "endless":
+      // A JSON reply, or a stream's line, that never ends: parley stops at its limit (contract 25).
+      return sendEndless(socket, call.stream ? streamType : JSON_TYPE, call.stream && call.style === "openai" ? 'data: {"id":"' : '{"id":"');
   }
   if (call.style === "openai") return sseFault(socket, call, good.pieces);
   return eventStreamFault(socket, call, good.pieces);

@@ -38,6 +38,7 @@ const declared: Endpoint[] = [
     kind: "plain", method: "POST", path: "/signed", scope: "chat", errors: "parley",
     signature: {
       signed: (request) => request.headers.get("authorization")?.startsWith("Sig ") === true,
+      precheck: () => {},
       principal: (_request, body) => ({ label: `signed:${body}`, scopes: new Set(["chat"]), key: { ...signedKey, label: `signed:${body}` } }),
     },
     answer: ({ principal }) => ({ who: principal!.label }),

@@ -203,10 +203,19 @@ describe("the request log", () => {
     const headers = { authorization: `Bearer ${TEST_KEY}`, "content-type": "application/json" };
     const body = JSON.stringify({ model, messages: [{ role: "user", content: "hi" }] });
     expect((await fetch(`${server.ready.url}/v1/chat/completions`, { method: "POST", headers, body })).status).toBe(200);
-    await server.waitFor(/characters\) provider=mock/);
+    await server.waitFor(/characters\)" provider=mock/);
     const line = server.stderr().split("\n").find((l) => l.includes(`(${model.length} characters)`))!;
-    expect(line).toContain(` model=${model.slice(0, 200)}…(${model.length} characters) provider=mock id=`);
+    expect(line).toContain(` model=${JSON.stringify(`${model.slice(0, 200)}…(${model.length} characters)`)} provider=mock id=`);
     expect(line.length).toBeLessThan(400);
+  });
+
+  test("a model name with a line break cannot forge a log line (contract 25)", async () => {
+    const model = "mock\n2026-01-01T00:00:00.000Z POST /v1/admin 200 1.0ms model=forged id=x";
+    const headers = { authorization: `Bearer ${TEST_KEY}`, "content-type": "application/json" };
+    const body = JSON.stringify({ model, messages: [{ role: "user", content: "hi" }] });
+    await fetch(`${server.ready.url}/v1/chat/completions`, { method: "POST", headers, body });
+    await server.waitFor(/model="mock\\n2026/);
+    expect(server.stderr().split("\n").some((l) => l.startsWith("2026-01-01T00:00:00.000Z POST /v1/admin"))).toBe(false);
   });
 
   test("a CONNECT's line shows its target, not a broken path", async () => {

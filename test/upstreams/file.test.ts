@@ -17,7 +17,7 @@ function user(toml: string, files: { dotenv?: string; configEnv?: string } = {})
   writeFileSync(file, toml);
   if (files.dotenv !== undefined) writeFileSync(join(dir, ".env"), files.dotenv);
   if (files.configEnv !== undefined) writeFileSync(join(configDir, "config.env"), files.configEnv);
-  return { dir, file, env: { HOME: dir, PARLEY_CONFIG_DIR: configDir, PARLEY_DATA_DIR: join(dir, "data") } };
+  return { dir, file, env: { HOME: dir, PARLEY_CONFIG_DIR: configDir, PARLEY_DATA_DIR: join(dir, "data"), PARLEY_TRUST_CWD: "1" } };
 }
 
 /** Loads the configuration as `serve` does, from the user's working directory. */

@@ -18,7 +18,7 @@ function load(toml: string, env: Record<string, string> = {}) {
   const dir = mkdtempSync(join(tmpdir(), "parley-when-"));
   const file = join(dir, "parley.toml");
   writeFileSync(file, toml);
-  return { file, loaded: () => loadConfig({ env: { HOME: dir, PARLEY_CONFIG_DIR: join(dir, "config"), ...env }, cwd: dir }) };
+  return { file, loaded: () => loadConfig({ env: { HOME: dir, PARLEY_CONFIG_DIR: join(dir, "config"), PARLEY_TRUST_CWD: "1", ...env }, cwd: dir }) };
 }
 
 describe("a route's when is checked with FILE:LINE (contract 13, 15)", () => {

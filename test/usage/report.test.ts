@@ -98,10 +98,10 @@ describe("API_KEYS names and budgets (contract 12)", () => {
   const load = (API_KEYS: string) => loadConfig({ env: { API_KEYS }, cwd: "/" }).config.apiKeys;
 
   test("[name=]key:scopes[@<N>tokens/day|@<N>usd/day]", () => {
-    expect(load("ci=sk-ci-123:chat+models@200000tokens/day,sk-x:files:read+usage,ops=sk-o:metrics@2.5usd/day")).toEqual([
-      { name: "ci", key: "sk-ci-123", scopes: ["chat", "models"], budget: { amount: 200000, unit: "tokens" } },
-      { key: "sk-x", scopes: ["files:read", "usage"] },
-      { name: "ops", key: "sk-o", scopes: ["metrics"], budget: { amount: 2.5, unit: "usd" } },
+    expect(load("ci=sk-ci-0123456789abc:chat+models@200000tokens/day,sk-x-0123456789abcd:files:read+usage,ops=sk-o-0123456789abcd:metrics@2.5usd/day")).toEqual([
+      { name: "ci", key: "sk-ci-0123456789abc", scopes: ["chat", "models"], budget: { amount: 200000, unit: "tokens" } },
+      { key: "sk-x-0123456789abcd", scopes: ["files:read", "usage"] },
+      { name: "ops", key: "sk-o-0123456789abcd", scopes: ["metrics"], budget: { amount: 2.5, unit: "usd" } },
     ]);
   });
 

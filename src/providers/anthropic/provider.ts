@@ -40,7 +40,7 @@ export function createAnthropicProvider(upstream: Declared<AnthropicSettings>): 
       const decode = streamDecoder(up, request);
       let started = false;
       try {
-        for await (const ready of sseData(streamedBody(up, response, timeout))) {
+        for await (const ready of sseData(streamedBody(up, response, timeout), up.label)) {
           for (const data of ready) {
             const event = parseUpstreamJson(up, data);
             // An overload sent as the first event, after a 200: nothing has reached the client, another upstream may answer.

@@ -48,7 +48,8 @@ export interface SignedRequest {
   host: string;
   /** The path as the signer should see it: the wire path, for AWS's "encode once more" rule. */
   path: string;
-  query?: Record<string, string>;
+  /** Pairs as sent (a repeated name kept), or one value per name. */
+  query?: Record<string, string> | [string, string][];
   headers?: Record<string, string>;
   body?: string;
 }
@@ -81,8 +82,8 @@ export function signRequest(request: SignedRequest, credentials: Credentials, re
 }
 
 /** A query string as SigV4 signs it, and as it must then be sent: RFC 3986 encoding, sorted. */
-export function canonicalQuery(query: Record<string, string> = {}): string {
-  const pairs = Object.entries(query).map(([k, v]) => [rfc3986(k), rfc3986(v)] as const);
+export function canonicalQuery(query: Record<string, string> | [string, string][] = {}): string {
+  const pairs = (Array.isArray(query) ? query : Object.entries(query)).map(([k, v]) => [rfc3986(k), rfc3986(v)] as const);
   pairs.sort(([a, x], [b, y]) => (a < b ? -1 : a > b ? 1 : x < y ? -1 : x > y ? 1 : 0));
   return pairs.map(([k, v]) => `${k}=${v}`).join("&");
 }

@@ -65,7 +65,7 @@ export function createOpenAIProvider(upstream: Declared<OpenAISettings>): Provid
       const response = await post(JSON.stringify(encodeRequest({ ...request, stream: true }, model, settings.systemOnTop)), signal);
       const decode = streamDecoder(up);
       try {
-        for await (const ready of sseData(streamedBody(up, response, timeout))) {
+        for await (const ready of sseData(streamedBody(up, response, timeout), up.label)) {
           for (const data of ready) if (data !== "[DONE]") yield* decode(parseChunk(up, data));
         }
       } catch (error) {

@@ -10,25 +10,74 @@ export function declaredTooLong(request: Request, max: number): boolean {
   return length !== null && Number(length) > max;
 }
 
+/** BODY_TIMEOUT_S and BODY_MIN_RATE: how long a body may take, as Apache's mod_reqtimeout counts it. */
+export interface BodyTime {
+  timeoutS: number;
+  minRate: number;
+}
+
+export const bodyTimedOut = (time: BodyTime) =>
+  new GatewayError(408, "invalid_request_error", `The request body did not arrive in time (BODY_TIMEOUT_S=${time.timeoutS} s, plus 1 s per BODY_MIN_RATE=${time.minRate} bytes received).`, { headers: { connection: "close" } });
+
 /**
  * The request body as text, at most `max` bytes: a declared length over it is refused before a
- * byte is read, a chunked body is counted as it comes and refused once it goes over.
+ * byte is read, a chunked body is counted as it comes and refused once it goes over. With `time`,
+ * a body that stops arriving is cut with a 408.
  */
-export async function readText(request: Request, max: number): Promise<string> {
+export async function readText(request: Request, max: number, time?: BodyTime): Promise<string> {
   const length = request.headers.get("content-length");
   if (length !== null) {
     if (Number(length) > max) throw tooLarge(max);
-    return request.text();
+    // A small body earns no time for its bytes: Bun's own read, raced against the one deadline.
+    if (!time || Number(length) <= time.minRate) return time ? timed(request.text(), deadline(time, () => 0)) : request.text();
   }
   if (!request.body) return "";
-  const chunks: Uint8Array[] = [];
+  if (!time) return collect(request.body, max, () => {});
   let seen = 0;
-  for await (const chunk of request.body as AsyncIterable<Uint8Array>) {
+  return timed(collect(request.body, max, (n) => (seen = n)), deadline(time, () => seen));
+}
+
+/** The stream's bytes as text, in one buffer grown by doubling: never one array per chunk, so 1-byte chunks cost what their bytes do. */
+async function collect(body: ReadableStream<Uint8Array>, max: number, progress: (seen: number) => void): Promise<string> {
+  let buffer = new Uint8Array(16 * 1024);
+  let seen = 0;
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    if (seen + chunk.byteLength > max) throw tooLarge(max);
+    if (seen + chunk.byteLength > buffer.byteLength) {
+      const grown = new Uint8Array(Math.min(Math.max(buffer.byteLength * 2, seen + chunk.byteLength), max));
+      grown.set(buffer.subarray(0, seen));
+      buffer = grown;
+    }
+    buffer.set(chunk, seen);
     seen += chunk.byteLength;
-    if (seen > max) throw tooLarge(max);
-    chunks.push(chunk);
+    progress(seen);
   }
-  return Buffer.concat(chunks).toString();
+  return Buffer.from(buffer.buffer, 0, seen).toString();
+}
+
+/** Fails once BODY_TIMEOUT_S plus a second per BODY_MIN_RATE bytes received have passed; one timer, re-armed only when it fires. */
+function deadline(time: BodyTime, received: () => number) {
+  const start = performance.now();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    const check = () => {
+      const left = start + (time.timeoutS + received() / time.minRate) * 1000 - performance.now();
+      if (left <= 0) return reject(bodyTimedOut(time));
+      timer = setTimeout(check, left);
+    };
+    timer = setTimeout(check, time.timeoutS * 1000);
+  });
+  return { expired, stop: () => clearTimeout(timer) };
+}
+
+async function timed(read: Promise<string>, limit: ReturnType<typeof deadline>): Promise<string> {
+  // The read that loses the race fails once the connection closes: nobody is waiting for it.
+  read.catch(() => {});
+  try {
+    return await Promise.race([read, limit.expired]);
+  } finally {
+    limit.stop();
+  }
 }
 
 /** A JSON endpoint's body: JSON, and an object; anything else is the client's 400. */
@@ -41,23 +90,54 @@ export function jsonObject(raw: string): Json {
     throw invalidRequest("The request body is not valid JSON.", error instanceof Error ? error.message : undefined);
   }
   if (!isObject(body)) throw invalidRequest("The request body must be a JSON object.");
+  if (deeperThan(body, MAX_DEPTH)) throw invalidRequest(`The request body's JSON is nested deeper than ${MAX_DEPTH} levels.`);
   return body;
+}
+
+/** Contract 25: deeper JSON is refused, so that no converter recurses its way to a stack overflow. */
+export const MAX_DEPTH = 512;
+
+/** Visits containers only (a long string costs nothing), and stops at the limit however deep the value goes. */
+function deeperThan(value: unknown, left: number): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  if (left === 0) return true;
+  if (Array.isArray(value)) {
+    for (const item of value) if (deeperThan(item, left - 1)) return true;
+    return false;
+  }
+  for (const key in value) if (deeperThan((value as Record<string, unknown>)[key], left - 1)) return true;
+  return false;
 }
 
 /**
  * A request whose body its handler reads as a stream (an upload), with a chunked body counted as it
  * is read: the reader fails once it goes over `max`, and `over()` says so, whatever error the
- * handler made of the failed read. Bytes the client still sends are drained by Bun, not buffered.
+ * handler made of the failed read. With `time`, a body that stops arriving fails the reader too,
+ * and `late()` says so. Bytes the client still sends are drained by Bun, not buffered.
  */
-export function counted(request: Request, max: number): { request: Request; over: () => boolean } {
-  if (request.headers.has("content-length") || !request.headers.has("transfer-encoding") || !request.body) return { request, over: () => false };
+export function counted(request: Request, max: number, time?: BodyTime): { request: Request; over: () => boolean; late: () => boolean } {
+  const chunked = !request.headers.has("content-length") && request.headers.has("transfer-encoding");
+  if ((!chunked && !time) || !request.body) return { request, over: () => false, late: () => false };
   let seen = 0;
+  let late = false;
+  let limit: ReturnType<typeof deadline> | undefined;
   const body = request.body.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({
+    start(controller) {
+      if (!time) return;
+      limit = deadline(time, () => seen);
+      limit.expired.catch((error) => {
+        late = true;
+        controller.error(error);
+      });
+    },
     transform(chunk, controller) {
       seen += chunk.byteLength;
-      if (seen <= max) return controller.enqueue(chunk);
+      if (!chunked || seen <= max) return controller.enqueue(chunk);
       controller.error(tooLarge(max));
     },
+    flush() {
+      limit?.stop();
+    },
   }));
-  return { request: new Request(request, { body, duplex: "half" } as RequestInit), over: () => seen > max };
+  return { request: new Request(request, { body, duplex: "half" } as RequestInit), over: () => seen > max, late: () => late };
 }

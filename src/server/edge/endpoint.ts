@@ -12,8 +12,11 @@ import type { RequestLog } from "../request-log.ts";
  */
 export type Endpoint = ModelEndpoint | PlainEndpoint;
 
-/** An endpoint whose calls go to a model: tracked for usage, and always behind a key. */
+/** An endpoint whose calls go to a model: tracked for usage, traced (contract 24), and always behind a key. */
 export type ModelEndpoint = ChatEndpoint | CallEndpoint;
+
+/** `gen_ai.operation.name` of a model endpoint's spans. */
+export type Operation = "chat" | "embeddings" | "text_completion";
 
 interface Declared {
   method: "GET" | "POST" | "PATCH" | "DELETE" | "HEAD";
@@ -46,6 +49,8 @@ export interface ChatEndpoint extends Declared {
   framing: "sse" | "aws-event-stream";
   /** The name usage records, metrics and routes' `when` know it by (default: the path). */
   recordAs?: string;
+  /** Its spans' operation (default `chat`). */
+  operation?: Operation;
   /**
    * The codecs (and headers) for a parsed body; `query` is the URL's query string with its `?` ("" when
    * none), `params` the path's `:name` parts as sent (none when asked outside a request: `routes explain`).
@@ -61,6 +66,8 @@ export interface CallEndpoint extends Declared {
   kind: "call";
   scope: Scope;
   recordAs?: string;
+  /** Its spans' operation (default `embeddings`). */
+  operation?: Operation;
   /** `params`: the path's `:name` parts as sent (Gemini's model). */
   serve(call: EndpointCall, params: string[]): Promise<ChatOutcome>;
 }
@@ -93,6 +100,8 @@ export interface Context {
 export interface Signature {
   /** Whether this request is signed (else it must carry a key). */
   signed(request: Request): boolean;
+  /** Checks a signed request's header (key id, scope, date) before its body is read; throws to refuse it. */
+  precheck(request: Request): void;
   /** The principal a signed request stands for: the body is read first, as the signature covers it. */
   principal(request: Request, body: string, scope: Scope | readonly Scope[], headers: Record<string, string>): Principal | Promise<Principal>;
 }

@@ -3,6 +3,7 @@ import { errorBody } from "../../wire/error-body.ts";
 import { overflowMessage } from "../../wire/anthropic/errors.ts";
 import { exceptionOf } from "../../wire/aws-errors.ts";
 import type { Logger } from "../../log.ts";
+import { maskSecrets } from "../../secrets.ts";
 
 export const REQUEST_ID = "x-request-id";
 
@@ -32,7 +33,7 @@ export function failure(error: unknown, request: Request, headers: Record<string
 /** The error as JSON in the renderer's envelope, with the answer's headers and the error's own. */
 export function render(error: GatewayError, renderer: Renderer, headers: Record<string, string>, debug: boolean): Response {
   if (renderer === "bedrock") return bedrockError(error, headers, debug);
-  return Response.json(errorBody(error, renderer, debug), { status: error.status, headers: { ...headers, ...error.headers } });
+  return json(errorBody(error, renderer, debug), error.status, { ...headers, ...error.headers });
 }
 
 /**
@@ -41,10 +42,12 @@ export function render(error: GatewayError, renderer: Renderer, headers: Record<
  */
 function bedrockError(error: GatewayError, headers: Record<string, string>, debug: boolean): Response {
   const [name, status] = exceptionOf(error.status);
-  return Response.json({ message: messageOf(error, debug) }, {
-    status,
-    headers: { ...headers, ...error.headers, "x-amzn-errortype": `${name}:http://internal.amazon.com/coral/com.amazon.bedrock/` },
-  });
+  return json({ message: messageOf(error, debug) }, status, { ...headers, ...error.headers, "x-amzn-errortype": `${name}:http://internal.amazon.com/coral/com.amazon.bedrock/` });
+}
+
+/** An error body with every configured secret masked: an upstream may quote what it was sent, parley's key or a password in its URL (contract 25). */
+function json(body: unknown, status: number, headers: Record<string, string>): Response {
+  return new Response(maskSecrets(JSON.stringify(body)), { status, headers: { "content-type": "application/json", ...headers } });
 }
 
 /** A context overflow in Anthropic's words ("prompt is too long"), which Claude Code acts on in Bedrock mode too. */

@@ -2,13 +2,15 @@ import type { Chat, ChatCall, ChatOutcome } from "../../core/chat.ts";
 import { GatewayError, notFound } from "../../errors.ts";
 import type { Json } from "../../lib/read.ts";
 import type { Logger } from "../../log.ts";
+import { ATTR, NOOP_SPAN, startTrace, TELEMETRY_OFF, type Telemetry, type Trace } from "../../telemetry/index.ts";
 import type { Codec } from "../../wire/codec.ts";
 import type { AccessEntry } from "../access-log.ts";
-import { authorize, type Guard, type Principal } from "../auth.ts";
+import { authorize, mayReadNamedFiles, type Guard, type Principal } from "../auth.ts";
+import { createFailedKeys } from "../failed-keys.ts";
 import { RequestLog } from "../request-log.ts";
-import { counted, declaredTooLong, jsonObject, readText, tooLarge } from "./body.ts";
+import { type BodyTime, bodyTimedOut, counted, declaredTooLong, jsonObject, readText, tooLarge } from "./body.ts";
 import type { corsHeaders } from "./cors.ts";
-import type { ChatEndpoint, Endpoint, ModelEndpoint, PlainEndpoint } from "./endpoint.ts";
+import type { ChatEndpoint, Endpoint, ModelEndpoint, PlainEndpoint, Signature } from "./endpoint.ts";
 import { failure, idHeaders, REQUEST_ID, rendererOf } from "./errors.ts";
 import { logsItself, wantsProgress, withProgress } from "./progress.ts";
 import { reply } from "./reply.ts";
@@ -24,9 +26,13 @@ export interface PipelineOptions {
   debug: boolean;
   /** The body limit, in bytes. */
   maxBody: number;
+  /** How long a body may take to arrive. */
+  bodyTime?: BodyTime;
   cors: ReturnType<typeof corsHeaders>;
   /** Where request log entries go; none below LOG_LEVEL=info. */
   accessLog?: (entry: AccessEntry) => void;
+  /** OpenTelemetry (contract 24): a SERVER span for each call to a model endpoint. */
+  telemetry?: Telemetry;
 }
 
 /**
@@ -37,10 +43,12 @@ export interface PipelineOptions {
  * one log line; and every failure in the caller's dialect.
  */
 export function createPipeline(endpoints: Endpoint[], options: PipelineOptions) {
-  const { chat, guard, log: logger, debug, maxBody, cors, accessLog } = options;
+  const { chat, guard, log: logger, debug, maxBody, bodyTime, cors, accessLog, telemetry = TELEMETRY_OFF } = options;
   const router = createRouter(endpoints);
+  const failedKeys = createFailedKeys();
 
-  async function handle(request: Request): Promise<Response> {
+  /** `peer`: the socket's address, when served over a socket (wrong keys are counted by it). */
+  async function handle(request: Request, peer?: string): Promise<Response> {
     const id = requestId(request);
     const headers: Record<string, string> = { [REQUEST_ID]: id };
     const log = accessLog && new RequestLog(accessLog, request.method, request.url, id);
@@ -65,9 +73,10 @@ export function createPipeline(endpoints: Endpoint[], options: PipelineOptions) 
       if (!endpoint) throw unrouted(request.method, sent, router.known(sent));
       response = endpoint.kind === "plain"
         ? await plain(endpoint, request, headers, log, found.params, mark === -1 ? "" : url.slice(mark + 1))
-        : await tracked(endpoint, request, headers, log, found.params, mark === -1 ? "" : url.slice(mark));
+        : await traced(endpoint, request, headers, log, found.params, mark === -1 ? "" : url.slice(mark));
     } catch (error) {
-      response = failure(error, request, headers, renderer, debug, logger);
+      const throttled = peer !== undefined && error instanceof GatewayError && error.status === 401 ? failedKeys.failed(peer) : undefined;
+      response = failure(throttled ?? error, request, headers, renderer, debug, logger);
     }
     if (found?.head) response = await bodiless(response);
     if (logsItself.has(response)) return response;
@@ -84,22 +93,40 @@ export function createPipeline(endpoints: Endpoint[], options: PipelineOptions) 
     return authorize(guard, request, endpoint.scope, headers, endpoint.key);
   }
 
+  /**
+   * A model call in its SERVER span (every model endpoint has one; no other endpoint does), ended
+   * with the call's usage (track-usage.ts), or here by a failure before the call was tracked.
+   */
+  async function traced(endpoint: ModelEndpoint, request: Request, headers: Record<string, string>, log: RequestLog | undefined, params: string[], query: string): Promise<Response> {
+    const trace = startTrace(telemetry, request.headers);
+    if (trace.span === NOOP_SPAN) return tracked(endpoint, request, headers, log, params, query, trace);
+    trace.span.set(ATTR.operation, endpoint.operation ?? (endpoint.kind === "call" ? "embeddings" : "chat"));
+    try {
+      return await tracked(endpoint, request, headers, log, params, query, trace);
+    } catch (error) {
+      trace.span.fail(error instanceof GatewayError ? error.type : "_OTHER", error instanceof Error ? error.message : undefined);
+      trace.span.end();
+      throw error;
+    }
+  }
+
   /** A model call: tracked for usage, answered in the endpoint's framing. */
-  async function tracked(endpoint: ModelEndpoint, request: Request, headers: Record<string, string>, log: RequestLog | undefined, params: string[], query: string): Promise<Response> {
-    const signed = endpoint.signature?.signed(request) ? await readText(request, maxBody) : undefined;
+  async function tracked(endpoint: ModelEndpoint, request: Request, headers: Record<string, string>, log: RequestLog | undefined, params: string[], query: string, trace: Trace): Promise<Response> {
+    const signed = endpoint.signature?.signed(request) ? await signedBody(endpoint.signature, request, maxBody, bodyTime) : undefined;
     // Most keys are admitted at once: a promise only when a limit or a budget has to be asked.
     const admitted = admit(endpoint, request, signed, headers)!;
     const principal = admitted instanceof Promise ? await admitted : admitted;
-    const raw = signed ?? (await readText(request, maxBody));
+    const raw = signed ?? (await readText(request, maxBody, bodyTime));
     const body = jsonObject(raw);
+    mayReadNamedFiles(principal, body);
     const name = endpoint.recordAs ?? endpoint.path;
     const access = guard.access?.(principal.key, raw, true);
-    const usage = trackUsage(guard.usage, { log, request, principal, access, tpm: guard.tpm }, name);
+    const usage = trackUsage(guard.usage, { log, request, principal, access, tpm: guard.tpm, span: trace.span }, name);
     const { observe, onDone, onBreak } = usage.hooks;
     const caller = { endpoint: name, key: principal.label, headers: request.headers };
-    if (endpoint.kind === "call") return reply(await endpoint.serve({ body, raw, signal: request.signal, caller, access, observe, onDone, onBreak }, params).then(usage.answered, usage.failed), headers);
+    if (endpoint.kind === "call") return reply(await endpoint.serve({ body, raw, signal: request.signal, caller, access, observe, onDone, onBreak, trace }, params).then(usage.answered, usage.failed), headers);
     const made = endpoint.call(body, request, query, params, raw);
-    const call: ChatCall = { input: made.input, output: made.output, headers: made.headers, body: made.body ?? body, raw: made.raw ?? raw, signal: request.signal, caller, access, observe, onDone, onBreak };
+    const call: ChatCall = { input: made.input, output: made.output, headers: made.headers, body: made.body ?? body, raw: made.raw ?? raw, signal: request.signal, caller, access, observe, onDone, onBreak, trace };
     const { output } = call;
     if (wantsProgress(request, body, output)) return withProgress(chat, call, usage, (outcome) => answer(endpoint, outcome, body, headers, output), headers, log);
     let outcome: ChatOutcome;
@@ -113,19 +140,19 @@ export function createPipeline(endpoints: Endpoint[], options: PipelineOptions) 
 
   /** Any other endpoint: its handler, given what it asked the pipeline to read. */
   async function plain(endpoint: PlainEndpoint, request: Request, headers: Record<string, string>, log: RequestLog | undefined, params: string[], search: string): Promise<Response> {
-    let raw = endpoint.signature?.signed(request) ? await readText(request, maxBody) : undefined;
+    let raw = endpoint.signature?.signed(request) ? await signedBody(endpoint.signature, request, maxBody, bodyTime) : undefined;
     const principal = await admit(endpoint, request, raw, headers);
     const query = search === "" ? {} : Object.fromEntries(new URLSearchParams(search));
     if (endpoint.body === "stream") {
-      const upload = counted(request, maxBody);
+      const upload = counted(request, maxBody, bodyTime);
       try {
         return answered(await endpoint.answer({ request: upload.request, headers, principal, query, params }), headers);
       } catch (error) {
         // The handler sees only a failed read: the reason is the limit.
-        throw upload.over() ? tooLarge(maxBody) : error;
+        throw upload.over() ? tooLarge(maxBody) : upload.late() && bodyTime ? bodyTimedOut(bodyTime) : error;
       }
     }
-    const body = endpoint.body === "json" ? jsonObject((raw ??= await readText(request, maxBody))) : undefined;
+    const body = endpoint.body === "json" ? jsonObject((raw ??= await readText(request, maxBody, bodyTime))) : undefined;
     return answered(await endpoint.answer({ request, headers, principal, query, params, body, raw, log }), headers);
   }
 
@@ -147,6 +174,12 @@ function answered(value: unknown, headers: Record<string, string>): Response {
   }
   if (typeof value === "string") return new Response(value, { headers });
   return Response.json(value, { headers });
+}
+
+/** A signed request's body, read only once its signature's header is found good: never a body before the key. */
+function signedBody(signature: Signature, request: Request, maxBody: number, bodyTime: BodyTime | undefined): Promise<string> {
+  signature.precheck(request);
+  return readText(request, maxBody, bodyTime);
 }
 
 function finished(response: Response, log: RequestLog | undefined): Response {

@@ -6,6 +6,7 @@ import type { RequestLog } from "../request-log.ts";
 import { costOf, FREE, type Tokens } from "../../usage/prices.ts";
 import { hashSession, type UsageRecord } from "../../usage/recorder.ts";
 import type { UsageService } from "../../usage/service.ts";
+import { ATTR, NOOP_SPAN, type Span } from "../../telemetry/index.ts";
 
 /** What a chat route knows about its request. */
 export interface TrackContext {
@@ -13,6 +14,8 @@ export interface TrackContext {
   log?: RequestLog;
   request: Request;
   principal: Principal;
+  /** The request's SERVER span: ended with the record, its usage and cost on it. */
+  span?: Span;
   /** The key's restrictions and budget hold, settled when the call is over. */
   access?: RequestAccess;
   /** Tokens per minute, counted when the call is over. */
@@ -35,7 +38,7 @@ export const COST_HEADER = "x-parley-cost-usd";
  * answer has been written (`later`). chat() calls `onDone` before `observe` for JSON and
  * after for a stream, so whichever of `onDone` and `answered` comes last finishes the record.
  */
-export function trackUsage(service: UsageService | undefined, { log, request, principal, access, tpm }: TrackContext, endpoint: string) {
+export function trackUsage(service: UsageService | undefined, { log, request, principal, access, tpm, span = NOOP_SPAN }: TrackContext, endpoint: string) {
   const time = Date.now();
   const start = performance.now();
   let observed: (Observed & { at: number }) | undefined;
@@ -43,6 +46,7 @@ export function trackUsage(service: UsageService | undefined, { log, request, pr
   let answer: { model?: string; stream: boolean; headers: Record<string, string> } | undefined;
   let broken = false;
   let finished = false;
+  span.set(ATTR.key, principal.label);
 
   const hooks: Pick<ChatCall, "observe" | "onDone" | "onBreak"> = {
     observe(info) {
@@ -51,6 +55,7 @@ export function trackUsage(service: UsageService | undefined, { log, request, pr
     },
     onBreak(reason) {
       log?.note({ broken: reason });
+      span.fail("_OTHER", reason);
       broken = true;
     },
     onDone(result) {
@@ -64,7 +69,7 @@ export function trackUsage(service: UsageService | undefined, { log, request, pr
     finished = true;
     if (!service) {
       void access?.settle(observed?.model ?? "-", null);
-      return;
+      return endSpan(null);
     }
     const stream = answer?.stream ?? false;
     const outcome: UsageRecord["outcome"] = status === 499 ? "cancelled" : status !== 200 ? "error" : done?.ok === false ? (broken ? "broken" : "cancelled") : "ok";
@@ -77,6 +82,7 @@ export function trackUsage(service: UsageService | undefined, { log, request, pr
     const price = observed?.free ? FREE : answered !== undefined ? service.prices(answered) : undefined;
     const cost = tokens ? costOf(price, tokens) : null;
     if (answer && !stream && cost !== null) answer.headers[COST_HEADER] = String(Math.round(cost * 1e10) / 1e10);
+    endSpan(cost);
     const all = tokens ? tokens.input + tokens.output + tokens.cacheRead + tokens.cacheWrite : 0;
     if (tokens && principal.budget) service.budgets?.spend(principal.label, principal.budget, all, cost);
     // A hold is settled with what the call cost (none: released), at the price the record uses.
@@ -96,6 +102,15 @@ export function trackUsage(service: UsageService | undefined, { log, request, pr
         route: observed.route ?? null, session: sessionIn(observed),
       });
     });
+  }
+
+  function endSpan(cost: number | null): void {
+    if (span === NOOP_SPAN) return;
+    if (cost !== null) span.set(ATTR.costUsd, cost);
+    // Hashed, as the usage record keeps it: a session id is never exported as sent.
+    if (observed) span.set(ATTR.session, sessionIn(observed));
+    if (done?.usage) span.usage(done.usage);
+    span.end();
   }
 
   function metrics(status: number, provider: string, model: string, tokens: Tokens | undefined, cost: number | null, stream: boolean) {
@@ -126,6 +141,7 @@ export function trackUsage(service: UsageService | undefined, { log, request, pr
     answered(outcome: ChatOutcome): ChatOutcome {
       const stream = outcome.kind === "stream" || outcome.kind === "events";
       answer = { model: outcome.headers["x-parley-model"], stream, headers: outcome.headers };
+      span.firstToken();
       if (stream) service?.metrics?.streams.inc([endpoint]);
       if (!stream || done) finish(200);
       return outcome;
@@ -133,6 +149,8 @@ export function trackUsage(service: UsageService | undefined, { log, request, pr
     /** The call failed: recorded with the error's status (499: the client left), and the error goes on. */
     failed(error: unknown): never {
       const status = (error as { status?: unknown }).status;
+      const type = (error as { type?: unknown }).type;
+      if (!request.signal.aborted) span.fail(typeof type === "string" ? type : "_OTHER", error instanceof Error ? error.message : undefined);
       finish(request.signal.aborted ? 499 : typeof status === "number" ? status : 500);
       throw error;
     },

@@ -1,7 +1,7 @@
 import { invokeCodec } from "../../wire/bedrock-invoke/codec.ts";
 import { converseCodec } from "../../wire/converse/codec.ts";
 import type { Guard } from "../auth.ts";
-import { bedrockPrincipal, isSigned, type IngressCredentials } from "../bedrock/auth.ts";
+import { bedrockPrincipal, checkSigned, isSigned, type IngressCredentials } from "../bedrock/auth.ts";
 import type { ControlPlane } from "../bedrock/control.ts";
 import type { ChatEndpoint, PlainEndpoint, Signature } from "../edge/endpoint.ts";
 
@@ -24,6 +24,7 @@ const OPERATIONS = ["invoke", "invoke-with-response-stream", "converse", "conver
 export function bedrock({ guard, credentials, mainKey, control }: BedrockOptions): (ChatEndpoint | PlainEndpoint)[] {
   const signature: Signature = {
     signed: isSigned,
+    precheck: (request) => checkSigned(credentials, mainKey, request),
     principal: (request, body, scope, headers) => bedrockPrincipal(guard, credentials, mainKey, request, body, scope, headers),
   };
   const operations = OPERATIONS.map((op): ChatEndpoint => {

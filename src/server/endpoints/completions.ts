@@ -13,6 +13,7 @@ export const completions: ChatEndpoint = {
   scope: "chat",
   errors: "openai",
   framing: "sse",
+  operation: "text_completion",
   call: () => ({ input: codec, output: codec }),
   openapi: {
     summary: "Legacy completion (fill-in-the-middle)",

@@ -1,4 +1,5 @@
-import type { Metrics } from "../../usage/metrics.ts";
+import type { Telemetry } from "../../telemetry/index.ts";
+import { otelLines, type Metrics } from "../../usage/metrics.ts";
 import type { PlainEndpoint } from "../edge/endpoint.ts";
 
 /**
@@ -6,14 +7,15 @@ import type { PlainEndpoint } from "../edge/endpoint.ts";
  * its own `API_KEYS` entry). Not "open on loopback": behind a reverse proxy on the same machine
  * every request arrives from loopback, so that would open it to the world.
  */
-export function metrics(metrics: Metrics, settle: () => void): PlainEndpoint {
+export function metrics(metrics: Metrics, settle: () => void, telemetry?: Telemetry): PlainEndpoint {
   return {
     kind: "plain", method: "GET", path: "/metrics", scope: "metrics", errors: "parley",
     answer({ headers }) {
       headers["content-type"] = "text/plain; version=0.0.4; charset=utf-8";
       // Completions answered but not yet counted (they are counted after their answer is written).
       settle();
-      return metrics.render();
+      // What OpenTelemetry's export lost, when it is on.
+      return telemetry?.enabled ? metrics.render() + otelLines(telemetry.stats()) : metrics.render();
     },
     openapi: { summary: "Prometheus metrics", tags: ["usage"] },
   };
