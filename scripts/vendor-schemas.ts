@@ -4,6 +4,8 @@
  *   from OpenAI's OpenAPI spec in a clone of openai/openai-openapi (its commit and version recorded).
  * - test/schemas/anthropic.json: JSON Schema generated from the installed @anthropic-ai/sdk's types
  *   (test/schemas/anthropic-types.ts names the roots; the SDK's version recorded).
+ * - test/schemas/gemini.json: the same from the installed @google/genai SDK's reply types
+ *   (test/schemas/gemini-types.ts names the roots).
  *
  *   bun scripts/vendor-schemas.ts <path to an openai/openai-openapi git clone>
  */
@@ -34,7 +36,8 @@ if (!clone) {
 }
 await Bun.write(`${OUT}openai.json`, `${JSON.stringify(openaiSubset(clone), null, 1)}\n`);
 await Bun.write(`${OUT}anthropic.json`, `${JSON.stringify(await anthropicSchemas(), null, 1)}\n`);
-console.log(`wrote ${OUT}openai.json and ${OUT}anthropic.json`);
+await Bun.write(`${OUT}gemini.json`, `${JSON.stringify(await sdkSchemas("gemini", "@google/genai"), null, 1)}\n`);
+console.log(`wrote ${OUT}openai.json, ${OUT}anthropic.json and ${OUT}gemini.json`);
 
 function git(dir: string, ...args: string[]): string {
   const run = spawnSync("git", ["-C", dir, ...args], { encoding: "utf8", maxBuffer: 64 << 20 });
@@ -82,10 +85,10 @@ function withoutProse(value: unknown, inProperties = false): unknown {
   return Object.fromEntries(entries.map(([key, inner]) => [key, withoutProse(inner, !inProperties && key === "properties")]));
 }
 
-/** The SDK's reply types as JSON Schema, as the generator writes them (closed objects, every field required). */
-async function anthropicSchemas() {
+/** An SDK's types named in test/schemas/<name>-types.ts as JSON Schema, as the generator writes them (closed objects, every field required). */
+function generated(name: string): Record<string, any> {
   const generator = createGenerator({
-    path: new URL("../test/schemas/anthropic-types.ts", import.meta.url).pathname,
+    path: new URL(`../test/schemas/${name}-types.ts`, import.meta.url).pathname,
     tsconfig: new URL("../tsconfig.json", import.meta.url).pathname,
     type: "*",
     skipTypeCheck: true,
@@ -93,9 +96,13 @@ async function anthropicSchemas() {
     jsDoc: "none",
     topRef: false,
   });
-  const schema = generator.createSchema("*") as { definitions: Record<string, any> };
+  return (generator.createSchema("*") as { definitions: Record<string, any> }).definitions;
+}
+
+/** The Anthropic SDK's reply types. */
+async function anthropicSchemas() {
   // `PageResponse<ModelInfo>` is not a name a $ref can carry as it is.
-  const definitions = JSON.parse(JSON.stringify(schema.definitions).replaceAll("PageResponse<ModelInfo>", "ModelInfoPage")) as Record<string, any>;
+  const definitions = JSON.parse(JSON.stringify(generated("anthropic")).replaceAll("PageResponse<ModelInfo>", "ModelInfoPage")) as Record<string, any>;
   return {
     $id: "anthropic.json",
     "x-source": {
@@ -105,5 +112,19 @@ async function anthropicSchemas() {
       roots: "test/schemas/anthropic-types.ts",
     },
     definitions,
+  };
+}
+
+/** Another SDK's reply types, as they are (`@google/genai`'s). */
+async function sdkSchemas(name: string, pkg: string) {
+  return {
+    $id: `${name}.json`,
+    "x-source": {
+      package: pkg,
+      version: (await Bun.file(new URL(`../node_modules/${pkg}/package.json`, import.meta.url)).json()).version,
+      generator: "ts-json-schema-generator",
+      roots: `test/schemas/${name}-types.ts`,
+    },
+    definitions: generated(name),
   };
 }

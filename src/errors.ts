@@ -85,4 +85,4 @@ export function envelope(error: GatewayError, debug = false): ErrorEnvelope {
 }
 
 /** Whose error envelope a caller expects (contract 9): each endpoint speaks its vendor's dialect. */
-export type ErrorDialect = "parley" | "anthropic" | "openai";
+export type ErrorDialect = "parley" | "anthropic" | "openai" | "gemini";

@@ -42,7 +42,10 @@ export class ClientRequest implements Facts {
     this.endpoint = caller?.endpoint;
     this.key = caller?.key;
     this.headers = caller?.headers;
-    if (LAZY.has(codec.dialect) && body.file_ids === undefined) {
+    if (codec.named) {
+      this.model = codec.named.model;
+      this.stream = codec.named.stream;
+    } else if (LAZY.has(codec.dialect) && body.file_ids === undefined) {
       this.model = optionalString(body, "model");
       this.stream = optionalBoolean(body, "stream") ?? false;
     } else {

@@ -59,6 +59,8 @@ export interface Kind<S = any> {
   where(settings: S): string;
   /** The model ids of contract 2 that go to this kind when nothing else routes them. */
   patterns?: RegExp[];
+  /** Later kinds in the table serve some of its patterns' ids too (gemini-*: Vertex): a route goes on to their upstreams. */
+  sharesIds?: boolean;
   /** The id sent to this upstream for a model the client named (Bedrock names Claude models by its region's profile). */
   modelFor?(model: string, settings: S): string;
   /** Its ids start with its upstream's name (`mock/tools`): `<upstream>/<model>` sends the whole id. */

@@ -7,7 +7,8 @@ import { mockKind } from "./mock/kind.ts";
 import { openaiKind } from "./openai/kind.ts";
 import { vertexKind } from "./vertex/kind.ts";
 
-// Every kind of upstream: adding one is a folder under src/providers/ and a line here.
+// Every kind of upstream: adding one is a folder under src/providers/ and a line here. The order is
+// the fallback order for ids a kind shares (`sharesIds`): gemini-* to Gemini's API, then Vertex.
 const TABLE = {
   openai: openaiKind,
   bedrock: bedrockKind,

@@ -64,7 +64,8 @@ export interface Trace {
  * Model id -> where it goes (contract 13), first match wins: MODEL_ALIASES names the model; then
  * `<upstream>/<model>`; MODEL_ROUTES; the file's routes whose `when` holds for the request's facts
  * (contract 15; without facts, only those with no `when`); the upstreams that list the id;
- * `claude-*` to the Anthropic upstreams, then Bedrock's; the built-in patterns to the upstreams of their kind.
+ * `claude-*` to the Anthropic upstreams, then Vertex's, then Bedrock's; the built-in patterns to the upstreams of
+ * their kinds, in the kinds' table order.
  */
 export function createRouter({ upstreams, routes, modelAliases, modelRoutes }: Routing, known: Known = NOTHING_KNOWN) {
   const byName = new Map(upstreams.map((u) => [u.name, u]));
@@ -133,12 +134,15 @@ export function createRouter({ upstreams, routes, modelAliases, modelRoutes }: R
     }
     // Upstreams whose names the id has, left out because their lists lack it: the 404 names them.
     const unlisted = isClaude ? [...claude] : [];
-    for (const { pattern, of, kind } of builtIn) {
+    for (let at = 0; at < builtIn.length; at++) {
+      const { pattern, of, kind } = builtIn[at]!;
       if (!pattern.test(model)) continue;
       const some = serving(of, model);
       if (some.length) {
-        trace?.step(`the built-in model names of kind ${kind}`);
-        return to(requested, some, model);
+        // An id the kind shares (gemini-*: the Gemini API, then Vertex) goes on to the later kinds' upstreams that take it too.
+        const also = KINDS[kind].sharesIds ? builtIn.slice(at + 1).filter((b) => b.kind !== kind && b.pattern.test(model)) : [];
+        trace?.step(`the built-in model names of kind ${[kind, ...new Set(also.map((b) => b.kind))].join(", then ")}`);
+        return to(requested, also.length ? [...new Set([...some, ...also.flatMap((b) => serving(b.of, model))])] : some, model);
       }
       unlisted.push(...of);
     }

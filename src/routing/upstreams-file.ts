@@ -63,7 +63,8 @@ const VALUES: Record<string, [ok: (value: unknown) => boolean, allowed: string]>
   base_url: [isUrl, "an http:// or https:// URL"],
   endpoint_url: [isUrl, "an http:// or https:// URL"],
   control_endpoint_url: [isUrl, "an http:// or https:// URL"],
-  region: [(v) => typeof v === "string" && /^[a-z]{2}(-[a-z]+)+-\d+$/.test(v), "an AWS region such as us-east-1"],
+  // AWS writes its regions `us-east-1`, Google Cloud `us-east5` (and Vertex takes `global`).
+  region: [(v) => typeof v === "string" && /^([a-z]{2}(-[a-z]+)+-\d+|[a-z]+-[a-z]+\d+|global)$/.test(v), "an AWS region such as us-east-1 (or a Google Cloud region such as us-east5)"],
   timeout_ms: [(v) => (v as number) >= 1, "at least 1"],
   retries: [(v) => (v as number) <= 10, "from 0 to 10"],
   // "in-place" is ALPHA_SYSTEM_MESSAGES' older spelling of "inline": both are taken in both places.

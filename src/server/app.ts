@@ -33,6 +33,7 @@ import { countTokens } from "./endpoints/count-tokens.ts";
 import { docs } from "./endpoints/docs.ts";
 import { embeddings } from "./endpoints/embeddings.ts";
 import { files as fileEndpoints } from "./endpoints/files.ts";
+import { gemini } from "./endpoints/gemini.ts";
 import { health } from "./endpoints/health.ts";
 import { ui } from "./endpoints/ui.ts";
 import { messages } from "./endpoints/messages.ts";
@@ -44,6 +45,7 @@ import { responses, responsesCompact, responsesWebSocket } from "./endpoints/res
 import { root } from "./endpoints/root.ts";
 import { adminEndpoints } from "./endpoints/admin.ts";
 import { usage as usageEndpoint } from "./endpoints/usage.ts";
+import { vertex } from "./endpoints/vertex.ts";
 
 export interface AppOptions {
   config: Config;
@@ -99,19 +101,24 @@ export function createApp({ config, log, accessLog, entries, telemetry = TELEMET
   const chat = createChat({ config, log, upstreams, attachFiles });
   sealKeyIn(config.dataDir);
   onFirstDrop((upstream, beta) => log.warn(`anthropic-beta '${beta}' is not passed on to '${upstream}', which does not take it (its anthropic_betas setting, or parley's table of Bedrock's betas); counted in parley_betas_dropped_total.`));
+  const embedder = createEmbeddings({ config, upstreams });
+  const counter = createTokenCounter(config, upstreams);
   const endpoints: Endpoint[] = [
-    chatCompletions, messages, responses, responsesCompact, responsesWebSocket, completions, embeddings(createEmbeddings({ config, upstreams })),
+    chatCompletions, messages, responses, responsesCompact, responsesWebSocket, completions, embeddings(embedder),
     ...bedrock({ guard, credentials: config.ingressAwsCredentials, mainKey: config.apiKey, control: createControlPlane(upstreams, discovery) }),
     ...docs(() => endpoints),
     ...(config.ui ? ui() : []),
     ...health(upstreams, redis?.status),
     ...modelEndpoints(upstreams, discovery),
-    countTokens(createTokenCounter(config, upstreams), keys.access),
+    countTokens(counter, keys.access),
     ...root,
     ...fileEndpoints(config, files),
     usageEndpoint(usage),
     ...(usage.metrics ? [metrics(usage.metrics, usage.settle, telemetry)] : []),
     ...adminEndpoints({ config, keys, usage, upstreams, discovery, database: db, log, decoders: [chatCompletions, messages, responses, completions], reload: () => reloader?.(), settings: () => settings?.() ?? entries ?? [] }),
+    // Last: the paths with parameters are tried in order, and these take none of the others'.
+    ...gemini(counter, embedder, keys.access),
+    ...vertex(counter, keys.access),
   ];
   const pipeline = createPipeline(endpoints, {
     chat, guard, log, debug: config.debug, accessLog, telemetry,

@@ -24,7 +24,7 @@ const digest = (value: string) => Bun.SHA256.hash(value) as Uint8Array;
 /** `main` for API_KEY, an API_KEYS entry's name, else `key-` and the first 8 hex digits of its SHA-256. */
 export const labelOf = (entry: { key: string; name?: string }) => entry.name ?? `key-${Buffer.from(digest(entry.key)).toString("hex").slice(0, 8)}`;
 
-function presentedKey(headers: Headers): string | undefined {
+export function presentedKey(headers: Headers): string | undefined {
   const bearer = /^Bearer\s+(.+)$/i.exec(headers.get("authorization") ?? "")?.[1]?.trim();
   return bearer || headers.get("x-api-key")?.trim() || undefined;
 }
@@ -77,8 +77,8 @@ function made(guard: Guard, key: ActiveKey): Principal {
  * rate limits (their headers go into `headers`) and, for chats, an env key's daily budget. Answers at
  * once unless a limit or a budget has to be asked.
  */
-export function authorize(guard: Guard, request: Request, scope: Scope | readonly Scope[], headers: Record<string, string>): Principal | Promise<Principal> {
-  const key = presentedKey(request.headers);
+export function authorize(guard: Guard, request: Request, scope: Scope | readonly Scope[], headers: Record<string, string>, presented?: (request: Request) => string | undefined): Principal | Promise<Principal> {
+  const key = presented ? presented(request) : presentedKey(request.headers);
   if (!key) throw unauthenticated("Missing API key: send 'Authorization: Bearer <key>' or 'x-api-key: <key>'.");
   return admit(guard, principalOf(guard, key), scope, headers);
 }

@@ -4,7 +4,7 @@ import type { Json } from "../lib/read.ts";
 import { sseText } from "../lib/sse.ts";
 
 /** A client dialect a provider may take in its own wire format, with no conversion. */
-export type Dialect = "openai-chat" | "openai-responses" | "openai-responses-compaction" | "openai-responses-compact" | "anthropic-messages" | "openai-completions" | "openai-embeddings" | "bedrock-invoke" | "bedrock-converse";
+export type Dialect = "openai-chat" | "openai-responses" | "openai-responses-compaction" | "openai-responses-compact" | "anthropic-messages" | "openai-completions" | "openai-embeddings" | "bedrock-invoke" | "bedrock-converse" | "gemini";
 
 /** Turns IR stream events into a format's server-sent events; keeps its own state in closures. */
 export interface StreamEncoder {
@@ -29,6 +29,11 @@ export interface Codec {
   dialect?: Dialect;
   /** A dialect whose stream is not server-sent events (Bedrock's event stream) writes its events itself. */
   writeEvents?(events: SseEvent[]): Uint8Array;
+  /**
+   * The model and whether to stream, for a dialect whose URL names them (Gemini's): the body is then
+   * decoded only when something asks for it, as for dialects that write them at its top level.
+   */
+  named?: { model: string; stream: boolean };
   /** Token counts from the last events of a stream passed through in this dialect, if it carries them. */
   usageIn?(tail: string): Usage | undefined;
 }

@@ -8,7 +8,7 @@ test("every route is in the README's endpoint table", async () => {
   const readme = read("README.md");
   const table = readme.slice(readme.indexOf("## Endpoints"), readme.indexOf("\n## ", readme.indexOf("## Endpoints") + 1));
   const written = (route: { method: string; path: string }) =>
-    `\`${route.method} ${route.path.replace(/:[a-z_]+/g, "{id}").replace(/\/\*$/, "/{id}")}\``;
+    `\`${route.method} ${route.path.replace(/\/:[a-z_]+/g, "/{id}").replace(/\/\*$/, "/{id}")}\``;
   const missing = app.routes
     .filter((route) => !route.path.startsWith("/docs/assets/"))
     .map(written)

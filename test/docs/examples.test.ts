@@ -68,13 +68,19 @@ async function run(command: string, cwd: string): Promise<Answer> {
 
 /** What the page promises each endpoint answers. */
 function checkShape(command: string, answer: Answer, cwd: string): string | undefined {
-  const path = /\/(v1\/[\w/.-]*|admin\/v1\/[\w/.-]*|health|metrics)(\?[^'"\s]*)?/.exec(command)?.[0] ?? "";
+  const path = /\/(v1(beta)?\/[\w/.:@-]*|admin\/v1\/[\w/.-]*|health|metrics)(\?[^'"\s]*)?/.exec(command)?.[0] ?? "";
   const sse = answer.type.startsWith("text/event-stream");
   const json = sse ? undefined : JSON.parse(answer.body || "null");
   if (sse) {
     const tail = answer.body.trimEnd();
-    expect(tail.endsWith("data: [DONE]") || tail.includes("event: message_stop")).toBe(true);
-  } else if (path === "/health" || path.endsWith("/health")) expect(json.status).toBe("healthy");
+    // Gemini's stream has no closing event: its last chunk carries the finish reason.
+    expect(tail.endsWith("data: [DONE]") || tail.includes("event: message_stop") || tail.split("\n").at(-1)!.includes('"finishReason"')).toBe(true);
+  } else if (path.includes(":generateContent")) expect(json.candidates[0].content.parts.length).toBeGreaterThan(0);
+  else if (path.includes(":countTokens")) expect(json.totalTokens).toBeGreaterThan(0);
+  else if (path.includes(":embedContent") || path.includes(":batchEmbedContents")) expect(json.embedding ?? json.embeddings).toBeDefined();
+  else if (path.includes(":rawPredict")) expect(json.type === "message" || json.input_tokens > 0).toBe(true);
+  else if (path.startsWith("/v1beta/models")) expect(json.models ?? json.name).toBeDefined();
+  else if (path === "/health" || path.endsWith("/health")) expect(json.status).toBe("healthy");
   else if (path.startsWith("/v1/models") || path.startsWith("/v1/usage") || path.startsWith("/admin/v1/")) expect(json.object).toBe("list");
   else if (path.startsWith("/v1/chat/completions")) {
     if (path.includes("target_format=beta_messages")) expect(json.type).toBe("message");

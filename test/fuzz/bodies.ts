@@ -2,7 +2,7 @@ import type { Rng } from "./values.ts";
 
 /** Valid request bodies of every dialect: the fuzz starts from these and breaks them. */
 
-export type BodyKind = "alpha" | "beta_messages" | "beta_textgen" | "messages" | "count_tokens" | "responses";
+export type BodyKind = "alpha" | "beta_messages" | "beta_textgen" | "messages" | "count_tokens" | "responses" | "gemini";
 
 const PNG = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
 const weatherSchema = { type: "object", properties: { city: { type: "string" } }, required: ["city"] };
@@ -32,6 +32,21 @@ export function seedBody(r: Rng, kind: BodyKind, model: string, stream: boolean)
     }
     case "beta_textgen":
       return { model, stream, inputText: "User: Say hello\nBot:", textGenerationConfig: { maxTokenCount: 50, temperature: 0.5, topP: 0.9, stopSequences: ["User:"] } };
+    case "gemini":
+      // The model and whether to stream are in the URL.
+      return r.pick([
+        () => ({ contents: [{ role: "user", parts: [{ text: "Say hello" }] }], generationConfig: { maxOutputTokens: 50, temperature: 0.5 } }),
+        () => ({
+          systemInstruction: { parts: [{ text: "Be brief." }] },
+          tools: [{ functionDeclarations: [{ name: "get_weather", description: "Weather", parameters: weatherSchema }] }],
+          toolConfig: { functionCallingConfig: { mode: "AUTO" } },
+          contents: [
+            { role: "user", parts: [{ text: "Weather?" }, { inlineData: { mimeType: "image/png", data: PNG.slice(PNG.indexOf(",") + 1) } }] },
+            { role: "model", parts: [{ functionCall: { id: "call_1", name: "get_weather", args: { city: "Oslo" } }, thoughtSignature: "c2ln" }] },
+            { role: "user", parts: [{ functionResponse: { id: "call_1", name: "get_weather", response: { result: "sunny" } } }] },
+          ],
+        }),
+      ])();
     case "responses":
       return r.pick([
         () => ({ model, stream, input: "Say hello" }),

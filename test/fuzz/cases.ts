@@ -5,7 +5,7 @@ import { upload } from "./multipart.ts";
 import { describe, LONE_SURROGATES, mutate, nasty, oddString, PROTO_KEYS, rawInvalidUtf8, setOwn, type Rng } from "./values.ts";
 
 /** How a successful reply must look: a stream's last event, a JSON reply's shape. */
-export type ReplyFormat = "alpha" | "beta_messages" | "beta_textgen" | "responses" | "count_tokens" | "json" | "any";
+export type ReplyFormat = "alpha" | "beta_messages" | "beta_textgen" | "responses" | "count_tokens" | "gemini" | "json" | "any";
 
 export interface FuzzCase {
   id: number;
@@ -65,6 +65,7 @@ const GOOD_MODELS: Record<BodyKind, string[]> = {
   messages: ["claude-3-5-haiku-20241022", "anthropic.claude-3-5-haiku-20241022-v1:0", "mock", "gpt-4o-mini", "mock/tools"],
   count_tokens: ["claude-3-5-haiku-20241022", "anthropic.claude-3-5-haiku-20241022-v1:0", "mock", "gpt-4o-mini"],
   responses: ["gpt-4o-mini", "mock", "anthropic.claude-3-5-haiku-20241022-v1:0", "mock/tools"],
+  gemini: ["gpt-4o-mini", "mock", "anthropic.claude-3-5-haiku-20241022-v1:0", "claude-3-5-haiku-20241022"],
 };
 /** Models whose answer is an error on purpose. */
 const FAILING_MOCKS = ["mock/error-429", "mock/error-503"];
@@ -111,6 +112,19 @@ function jsonCase(kind: BodyKind, reply: (r: Rng) => { path: string; reply: Repl
     return { label, path: target.path, body: JSON.stringify(body), reply: target.reply, faulty, relayed };
   };
 }
+
+/**
+ * Gemini's front door: the model is in the path (`:method` after it), the body has none; a `model`
+ * the mutations put in it is one more field the decoder meets.
+ */
+const geminiCase: Make = (r, ctx) => {
+  const { model, faulty } = pickModel(r, "gemini", ctx);
+  const method = r.pick(["generateContent", "streamGenerateContent", "streamGenerateContent", "countTokens"]);
+  const query = method === "streamGenerateContent" ? r.pick(["?alt=sse", "?alt=sse", "?alt=sse", "", "?alt=json", "?alt=sse&alt=x"]) : "";
+  const path = `/${r.pick(["v1beta", "v1"])}/models/${typeof model === "string" ? pathPart(model) || "%20" : "x"}:${method}${query}`;
+  const made = jsonCase("gemini", () => ({ path, reply: "gemini" }))(r, ctx);
+  return { ...made, path, label: `${method} ${made.label}`, faulty: made.faulty || faulty, relayed: false };
+};
 
 function chatTarget(r: Rng): { path: string; reply: ReplyFormat } {
   const roll = r.int(10);
@@ -166,6 +180,7 @@ export const ENDPOINTS: Endpoint[] = [
   { name: "messages", method: "POST", auth: true, weight: 10, optional: true, make: jsonCase("messages", (r) => ({ path: r.chance(0.3) ? "/v1/messages?beta=true" : "/v1/messages", reply: "beta_messages" })) },
   { name: "count_tokens", method: "POST", auth: true, weight: 4, optional: true, make: jsonCase("count_tokens", () => ({ path: "/v1/messages/count_tokens", reply: "count_tokens" })) },
   { name: "responses", method: "POST", auth: true, weight: 10, optional: true, make: jsonCase("responses", () => ({ path: "/v1/responses", reply: "responses" })) },
+  { name: "gemini", method: "POST", auth: true, weight: 6, optional: true, make: geminiCase },
   {
     name: "files-upload", method: "POST", auth: true, weight: 12,
     make: (r, ctx) => {
@@ -244,7 +259,8 @@ function headers(r: Rng, endpoint: Endpoint, ctx: Context, own: [string, string]
 
 /** Contract 9: each endpoint answers errors in its vendor's envelope; /v1/models in Anthropic's when asked by an Anthropic client. */
 function dialectOf(path: string, headers: [string, string][]): ErrorDialect {
-  if (path.startsWith("/v1/messages")) return "anthropic";
+  if (path.startsWith("/v1/messages") || path.startsWith("/v1/projects/")) return "anthropic";
+  if (path.startsWith("/v1beta/") || /^\/v1\/models\/[^/]*:/.test(path)) return "gemini";
   if (path.startsWith("/v1/responses")) return "openai";
   if (path.startsWith("/v1/models") && headers.some(([name]) => name === "anthropic-version")) return "anthropic";
   return "parley";

@@ -103,6 +103,9 @@ function envelopeProblems(c: FuzzCase, text: string, type: string): string[] {
     case "openai":
       if (!error || typeof error.message !== "string" || typeof error.type !== "string" || !("param" in error) || !("code" in error)) return [`not OpenAI's envelope: ${text.slice(0, 120)}`];
       return [];
+    case "gemini":
+      if (!error || typeof error.message !== "string" || typeof error.code !== "number" || typeof error.status !== "string") return [`not Gemini's envelope: ${text.slice(0, 120)}`];
+      return [];
   }
 }
 
@@ -155,6 +158,9 @@ export function streamEnding(format: ReplyFormat, text: string, relayed = false)
         return (typeof data?.completionReason === "string" && data.completionReason !== "") || isError;
       case "responses":
         return ["response.completed", "response.failed", "response.incomplete", "error"].includes(data?.type ?? last.event);
+      case "gemini":
+        // Gemini's stream has no closing event: its last chunk carries the finish reason.
+        return typeof data?.candidates?.[0]?.finishReason === "string" || isError;
       default:
         return data === "[DONE]" || isError || last.event === "message_stop" || (typeof data?.completionReason === "string" && data.completionReason !== "");
     }
@@ -183,6 +189,8 @@ function replyProblems(format: ReplyFormat, text: string): string[] {
         return body?.object !== "response" || !Array.isArray(body.output);
       case "count_tokens":
         return !Number.isInteger(body?.input_tokens);
+      case "gemini":
+        return !Array.isArray(body?.candidates) && !Number.isInteger(body?.totalTokens);
       default:
         return body === null || typeof body !== "object";
     }

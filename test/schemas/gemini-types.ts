@@ -1,6 +1,6 @@
 /**
  * The @google/genai SDK's reply types that parley writes for Gemini's clients: the roots
- * scripts/vendor-gemini-schema.ts turns into JSON Schema. The reply itself is a class with getters
+ * scripts/vendor-schemas.ts turns into JSON Schema. The reply itself is a class with getters
  * (`text`, `functionCalls`): its wire fields are put together from these in test/wire/gemini-shapes.test.ts.
  */
 import type { Candidate, CountTokensResponse, ContentEmbedding, GenerateContentResponsePromptFeedback, GenerateContentResponseUsageMetadata } from "@google/genai";

@@ -20,14 +20,20 @@ describe("authentication on every /v1 route", () => {
   });
 
   for (const route of protectedRoutes) {
-    const path = route.path.replace(/:[^/]+/g, "file-abcdefghijklmnopqrstuvwx");
-    // Each endpoint answers in its vendor's dialect (contract 9): OpenAI calls a bad key an invalid request.
+    const path = route.path.replace(/\/:[a-z_]+/g, "/file-abcdefghijklmnopqrstuvwx");
+    // Each endpoint answers in its vendor's dialect (contract 9): OpenAI calls a bad key an invalid request, Google UNAUTHENTICATED.
     const type = ["/v1/responses", "/v1/responses/compact", "/v1/embeddings", "/v1/completions"].includes(path) ? "invalid_request_error" : "authentication_error";
+    const gemini = path.startsWith("/v1beta/") || /^\/v1\/models\/[^/]+:/.test(path);
+    const expected = async (response: Response) => {
+      if (!gemini) return expectEnvelope(response, 401, type);
+      expect(response.status).toBe(401);
+      expect((await response.json()).error).toMatchObject({ code: 401, status: "UNAUTHENTICATED" });
+    };
     test(`${route.method} ${route.path} without a key: 401`, async () => {
-      await expectEnvelope(await call(path, { method: route.method, key: null }), 401, type);
+      await expected(await call(path, { method: route.method, key: null }));
     });
     test(`${route.method} ${route.path} with a wrong key: 401`, async () => {
-      await expectEnvelope(await call(path, { method: route.method, key: "sk-wrong" }), 401, type);
+      await expected(await call(path, { method: route.method, key: "sk-wrong" }));
     });
   }
 

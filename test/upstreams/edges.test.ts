@@ -65,7 +65,7 @@ describe("upstreams at their edges", () => {
       }
       throw new Error("accepted");
     };
-    expect(bad('[upstreams.b]\nkind = "bedrock"\nregion = "US East 1"\n')).toBe('FILE:3: region in [upstreams.b] must be an AWS region such as us-east-1, not "US East 1"');
+    expect(bad('[upstreams.b]\nkind = "bedrock"\nregion = "US East 1"\n')).toBe('FILE:3: region in [upstreams.b] must be an AWS region such as us-east-1 (or a Google Cloud region such as us-east5), not "US East 1"');
     expect(bad('[upstreams.o]\nkind = "openai"\nbase_url = "localhost:11434/v1"\n')).toStartWith("FILE:3: base_url in [upstreams.o] must be an http:// or https:// URL");
     expect(bad('[upstreams.o]\nkind = "openai"\nbase_url = "http://h/v1"\ntimeout_ms = 0\n')).toStartWith("FILE:4: timeout_ms in [upstreams.o] must be at least 1");
     expect(bad('[upstreams.o]\nkind = "openai"\nbase_url = "http://h/v1"\nretries = 99\n')).toStartWith("FILE:4: retries in [upstreams.o] must be from 0 to 10");

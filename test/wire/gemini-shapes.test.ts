@@ -11,7 +11,7 @@ import gemini from "../schemas/gemini.json" with { type: "json" };
 
 /**
  * What the Gemini wire module writes for Gemini's clients, checked against the @google/genai SDK's
- * own types (test/schemas/gemini.json, from scripts/vendor-gemini-schema.ts); the recorded fixtures too.
+ * own types (test/schemas/gemini.json, from scripts/vendor-schemas.ts); the recorded fixtures too.
  */
 const ajv = new Ajv2020({ strict: false, allErrors: true }).addSchema(gemini);
 const ref = (name: string) => ({ $ref: `gemini.json#/definitions/${name}` });

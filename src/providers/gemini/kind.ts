@@ -15,4 +15,6 @@ export const geminiKind: Kind<GeminiSettings> = {
   list: (u) => import("./models.ts").then((m) => m.listGeminiModels(u)),
   where: (s) => s.baseUrl,
   patterns: [/^(gemini|gemma|learnlm)-/],
+  // Vertex serves Gemini's models too: gemini-* fails over to it.
+  sharesIds: true,
 };

@@ -45,7 +45,10 @@ export function createGeminiProvider(upstream: Declared<GeminiSettings>): Provid
     stream: (request, model, signal) => chat.stream(request, bareModel(model), signal),
     embed,
     // An Anthropic client's count_tokens routed here is counted by Gemini.
-    countTokens: { "anthropic-messages": chat.countAnthropic },
+    native: { gemini: chat.generate },
+    countTokens: { "anthropic-messages": chat.countAnthropic, gemini: chat.countNative },
+    // A Gemini client's body names no model (the URL does): it goes up under whatever id the route chose.
+    takesNative: (dialect) => dialect === "gemini",
     gemini: { generate: chat.generate, countNative: chat.countNative, count: chat.count },
   };
 }

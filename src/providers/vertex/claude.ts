@@ -8,7 +8,7 @@ import { badShape, fetchError, fetchFailed, parseUpstreamJson, streamedBody, typ
 import { streamError } from "../../wire/anthropic/errors.ts";
 import { sseJson } from "../gemini/sse.ts";
 import type { NativeCall, NativeReply } from "../provider.ts";
-import { relayed } from "./relay.ts";
+import { openedStream } from "../../wire/anthropic/stream-head.ts";
 
 /**
  * Claude on Vertex (`publishers/anthropic/models/{m}:rawPredict`, `:streamRawPredict`): the
@@ -56,7 +56,7 @@ export function vertexClaude({ up, timeoutMs, post }: ClaudeTransport) {
       const named = isObject(reply) && typeof reply.model === "string" ? renamed(raw, reply, call.requested) : raw;
       return { kind: "json", body: named, contentType: "application/json", ...(usage ? { usage } : {}) };
     }
-    const opening = relayed(up, streamedBody(up, response, timeoutMs), call.requested);
+    const opening = openedStream(up, streamedBody(up, response, timeoutMs), call.requested);
     return { kind: "stream", body: opening, contentType: "text/event-stream", failure: (error) => fetchError(up, error, true), input: opening.input };
   }
 

@@ -51,10 +51,13 @@ export function createVertexProvider(upstream: Declared<VertexSettings>): Provid
     complete: (request, model, signal) => (isClaude(model) ? claude.complete(request, model, signal) : gemini.complete(request, bareModel(model), signal)),
     stream: (request, model, signal) => (isClaude(model) ? claude.stream(request, model, signal) : gemini.stream(request, bareModel(model), signal)),
     embed: vertexEmbeddings(up, googlePost),
-    native: { "anthropic-messages": claude.messages },
-    countTokens: { "anthropic-messages": (c) => (isClaude(c.model) ? claude.countTokens(c) : gemini.countAnthropic(c)) },
-    // An Anthropic client's body goes to any Claude model here (the URL names it), however the route named it.
-    takesNative: (dialect, model) => dialect === "anthropic-messages" && isClaude(model),
+    native: { "anthropic-messages": claude.messages, gemini: (c) => gemini.generate({ ...c, model: bareModel(c.model) }) },
+    countTokens: {
+      "anthropic-messages": (c) => (isClaude(c.model) ? claude.countTokens(c) : gemini.countAnthropic(c)),
+      gemini: (c) => gemini.countNative({ ...c, model: bareModel(c.model) }),
+    },
+    // A client's body goes to any model of its own family here (the URL names it), however the route named it.
+    takesNative: (dialect, model) => (dialect === "anthropic-messages" ? isClaude(model) : dialect === "gemini" && !isClaude(model)),
     gemini: {
       generate: gemini.generate,
       countNative: gemini.countNative,

@@ -35,6 +35,8 @@ interface Declared {
    * (Bedrock's control plane), and /docs' own pages.
    */
   unlisted?: boolean;
+  /** Where its callers put their key, when not only in `Authorization: Bearer` or `x-api-key` (Gemini's `x-goog-api-key`, `?key=`). */
+  key?: (request: Request) => string | undefined;
   /** A caller that signs its request with its vendor's scheme instead of sending a key (SigV4). */
   signature?: Signature;
 }
@@ -52,8 +54,9 @@ export interface ChatEndpoint extends Declared {
   /**
    * The codecs (and headers) for a parsed body; `query` is the URL's query string with its `?` ("" when
    * none), `params` the path's `:name` parts as sent (none when asked outside a request: `routes explain`).
+   * It may give the body the core reads instead of the one sent (Vertex's, which names its model in the URL).
    */
-  call(body: Json, request: Request, query: string, params?: string[]): Pick<ChatCall, "input" | "output" | "headers">;
+  call(body: Json, request: Request, query: string, params?: string[], raw?: string): Pick<ChatCall, "input" | "output" | "headers"> & Partial<Pick<ChatCall, "body" | "raw">>;
   /** Headers the answer adds once the call is answered. */
   decorate?(outcome: ChatOutcome, body: Json, headers: Record<string, string>): void;
 }
@@ -65,7 +68,8 @@ export interface CallEndpoint extends Declared {
   recordAs?: string;
   /** Its spans' operation (default `embeddings`). */
   operation?: Operation;
-  serve(call: EndpointCall): Promise<ChatOutcome>;
+  /** `params`: the path's `:name` parts as sent (Gemini's model). */
+  serve(call: EndpointCall, params: string[]): Promise<ChatOutcome>;
 }
 
 /** Everything else: a handler given what the pipeline read, answering a JSON value or a Response. */

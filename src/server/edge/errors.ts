@@ -7,7 +7,7 @@ import { maskSecrets } from "../../secrets.ts";
 
 export const REQUEST_ID = "x-request-id";
 
-/** Whose error envelope a caller expects: parley's, OpenAI's, Anthropic's (contract 9), or Bedrock Runtime's (contract 17). */
+/** Whose error envelope a caller expects: parley's, OpenAI's, Anthropic's (contract 9), Gemini's (23), or Bedrock Runtime's (17). */
 export type Renderer = ErrorDialect | "bedrock";
 
 /**
@@ -59,7 +59,8 @@ function messageOf(error: GatewayError, debug: boolean): string {
 
 /** Whose envelope a request no endpoint takes (404, 405) gets: by path, as the endpoints under it would answer. */
 export function rendererOf(path: string, request: Request): Renderer {
-  if (path.startsWith("/v1/messages")) return "anthropic";
+  if (path.startsWith("/v1/messages") || path.startsWith("/v1/projects/")) return "anthropic";
+  if (path.startsWith("/v1beta/")) return "gemini";
   if (path.startsWith("/v1/responses") || path === "/v1/embeddings" || path === "/v1/completions") return "openai";
   if (path.startsWith("/v1/models") && request.headers.has("anthropic-version")) return "anthropic";
   return "parley";

@@ -90,7 +90,7 @@ export function createPipeline(endpoints: Endpoint[], options: PipelineOptions) 
   function admit(endpoint: Endpoint, request: Request, raw: string | undefined, headers: Record<string, string>): Principal | Promise<Principal> | undefined {
     if (endpoint.scope === undefined) return undefined;
     if (raw !== undefined) return endpoint.signature!.principal(request, raw, endpoint.scope, headers);
-    return authorize(guard, request, endpoint.scope, headers);
+    return authorize(guard, request, endpoint.scope, headers, endpoint.key);
   }
 
   /**
@@ -124,9 +124,10 @@ export function createPipeline(endpoints: Endpoint[], options: PipelineOptions) 
     const usage = trackUsage(guard.usage, { log, request, principal, access, tpm: guard.tpm, span: trace.span }, name);
     const { observe, onDone, onBreak } = usage.hooks;
     const caller = { endpoint: name, key: principal.label, headers: request.headers };
-    if (endpoint.kind === "call") return reply(await endpoint.serve({ body, raw, signal: request.signal, caller, access, observe, onDone, onBreak, trace }).then(usage.answered, usage.failed), headers);
-    const { input, output, headers: sent } = endpoint.call(body, request, query, params);
-    const call: ChatCall = { input, output, headers: sent, body, raw, signal: request.signal, caller, access, observe, onDone, onBreak, trace };
+    if (endpoint.kind === "call") return reply(await endpoint.serve({ body, raw, signal: request.signal, caller, access, observe, onDone, onBreak, trace }, params).then(usage.answered, usage.failed), headers);
+    const made = endpoint.call(body, request, query, params, raw);
+    const call: ChatCall = { input: made.input, output: made.output, headers: made.headers, body: made.body ?? body, raw: made.raw ?? raw, signal: request.signal, caller, access, observe, onDone, onBreak, trace };
+    const { output } = call;
     if (wantsProgress(request, body, output)) return withProgress(chat, call, usage, (outcome) => answer(endpoint, outcome, body, headers, output), headers, log);
     let outcome: ChatOutcome;
     try {

@@ -2,7 +2,12 @@ import { notFound, validationError } from "../../errors.ts";
 import { anthropicDisplayName, claudeListing, isAnthropicName } from "../../providers/anthropic-models.ts";
 import type { Discovery } from "../../routing/discovery.ts";
 import type { Live } from "../../routing/live.ts";
+import { encodeModel, encodeModelList } from "../../wire/gemini/models.ts";
+import { isGeminiClient } from "../../wire/gemini/path.ts";
+import { presentedKey, type Principal } from "../auth.ts";
 import type { PlainEndpoint } from "../edge/endpoint.ts";
+import type { Renderer } from "../edge/errors.ts";
+import { geminiCallerKey } from "./gemini.ts";
 
 /** Anthropic's model object (`anthropic-version` callers). */
 interface AnthropicModelInfo {
@@ -61,28 +66,53 @@ export function modelEndpoints(upstreams: Live, discovery: Discovery): PlainEndp
     return { id, object: "model", created: 0, owned_by: "parley", provider: upstreams.current().router(id).targets[0]!.upstream }; // 404 when the id routes nowhere
   };
 
-  // Anthropic's clients get Anthropic's envelope, for errors as for answers.
-  const errors = (request: Request) => (isAnthropic(request) ? "anthropic" : "parley");
+  // A key limited by `models` sees only those (contract 19).
+  const only = <M extends { id: string }>(list: M[], principal?: Principal) => {
+    const allows = principal?.key.allowsModel;
+    return allows ? list.filter((m) => allows(m.id)) : list;
+  };
+  const list = (request: Request, query: Record<string, string>, principal?: Principal) => {
+    if (isAnthropic(request)) return anthropicPage(only(anthropicModels(), principal), query);
+    if (isGemini(request)) return geminiList(query, principal);
+    return { object: "list", data: only(models(), principal) };
+  };
+  const geminiList = (query: Record<string, string>, principal?: Principal) => encodeModelList(only(models(), principal).map((m) => m.id), Number(query.pageSize ?? 50), query.pageToken);
+  const geminiModel = (segment: string, principal?: Principal) => {
+    const id = decoded(segment.startsWith("models/") ? segment.slice(7) : segment);
+    if (principal?.key.allowsModel && !principal.key.allowsModel(id)) throw notFound(`No model has the id '${id.slice(0, 200)}' for this key.`);
+    return encodeModel(find(id).id);
+  };
+
+  // Anthropic's and Gemini's clients get their own envelope, for errors as for answers.
+  const errors = (request: Request): Renderer => (isAnthropic(request) ? "anthropic" : isGemini(request) ? "gemini" : "parley");
+  // Gemini's clients send their key where Gemini takes it.
+  const key = (request: Request) => presentedKey(request.headers) ?? geminiCallerKey(request);
   return [
     {
-      kind: "plain", method: "GET", path: "/v1/models", scope: "models", errors,
-      answer({ request, query, principal }) {
-        // A key limited by `models` sees only those (contract 19).
-        const allows = principal?.key.allowsModel;
-        const only = <M extends { id: string }>(list: M[]) => (allows ? list.filter((m) => allows(m.id)) : list);
-        return isAnthropic(request) ? anthropicPage(only(anthropicModels()), query) : { object: "list", data: only(models()) };
-      },
-      openapi: { summary: "List models", description: "OpenAI's list; Anthropic's (limit, after_id, before_id) when the request has anthropic-version.", tags: ["models"] },
+      kind: "plain", method: "GET", path: "/v1/models", scope: "models", errors, key,
+      answer: ({ request, query, principal }) => list(request, query, principal),
+      openapi: { summary: "List models", description: "OpenAI's list; Anthropic's (limit, after_id, before_id) when the request has anthropic-version; Gemini's when it has x-goog-api-key or ?key=.", tags: ["models"] },
     },
     {
-      kind: "plain", method: "GET", path: "/v1/models/*", scope: "models", errors,
+      kind: "plain", method: "GET", path: "/v1/models/*", scope: "models", errors, key,
       answer({ request, params, principal }) {
+        if (isGemini(request)) return geminiModel(params[0]!, principal);
         const id = decoded(params[0]!);
         if (principal?.key.allowsModel && !principal.key.allowsModel(id)) throw notFound(`No model has the id '${id.slice(0, 200)}' for this key.`);
         const model = find(id);
         return isAnthropic(request) ? anthropicShape(model) : model;
       },
       openapi: { summary: "One model", tags: ["models"] },
+    },
+    {
+      kind: "plain", method: "GET", path: "/v1beta/models", scope: "models", errors: "gemini", key: geminiCallerKey,
+      answer: ({ query, principal }) => geminiList(query, principal),
+      openapi: { summary: "List models (Gemini)", description: "Gemini's list (pageSize, pageToken), for Gemini CLI and the @google/genai SDK.", tags: ["gemini"] },
+    },
+    {
+      kind: "plain", method: "GET", path: "/v1beta/models/*", scope: "models", errors: "gemini", key: geminiCallerKey,
+      answer: ({ params, principal }) => geminiModel(params[0]!, principal),
+      openapi: { summary: "One model (Gemini)", tags: ["gemini"] },
     },
   ];
 }
@@ -97,6 +127,8 @@ function decoded(segment: string): string {
 }
 
 const isAnthropic = (request: Request) => request.headers.has("anthropic-version");
+/** A Gemini client's request: its key where Gemini takes it (the URL read only when the header is absent). */
+const isGemini = (request: Request) => request.headers.has("x-goog-api-key") || (request.url.includes("key=") && isGeminiClient(request.headers, new URL(request.url)));
 
 function anthropicShape(model: ModelInfo): AnthropicModelInfo {
   return { type: "model", id: model.id, display_name: anthropicDisplayName(model.id), created_at: new Date(model.created * 1000).toISOString().replace(".000Z", "Z"), lifecycle: "active" };

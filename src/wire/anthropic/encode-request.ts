@@ -2,6 +2,7 @@ import { invalidRequest } from "../../errors.ts";
 import { parseArguments, type Json } from "../../lib/read.ts";
 import { alternating, systemOnTop, type ChatRequest, type Part, type ToolChoice } from "../../ir.ts";
 import { refuseUnsupported } from "../cross-family.ts";
+import { isSignaturePart } from "../gemini/signatures.ts";
 import { addBreakpoints } from "./cache-breakpoints.ts";
 
 /** The IR as an Anthropic Messages body, for Anthropic's API and Claude on Bedrock alike (each adds its framing). */
@@ -24,7 +25,7 @@ export function encodeRequest(request: ChatRequest, target: string, remoteImages
   const body: Json = {
     max_tokens: request.maxTokens ?? DEFAULT_MAX_TOKENS,
     ...(system.length ? { system: request.systemCache ? systemBlocks(system, request.systemCache) : system.join("\n\n") } : {}),
-    messages: alternating(messages).map((m) => ({ role: m.role, content: m.content.map(block) })),
+    messages: alternating(messages).map((m) => ({ role: m.role, content: m.content.filter((p) => !isSignaturePart(p)).map(block) })),
     ...(request.temperature !== undefined ? { temperature: Math.min(request.temperature, 1) } : {}),
     ...(request.topP !== undefined ? { top_p: request.topP } : {}),
     ...(request.topK !== undefined ? { top_k: request.topK } : {}),

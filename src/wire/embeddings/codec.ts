@@ -67,3 +67,20 @@ export function checkEmbeddings(body: unknown, up: Upstream): Usage | undefined 
   if (!body.data.every((item) => isObject(item) && (Array.isArray(item.embedding) || typeof item.embedding === "string"))) throw bad("an item without an embedding");
   return fromOpenAIChat(body.usage);
 }
+
+/** An OpenAI-compatible upstream's reply (already checked) read into the IR, for a client of another dialect. */
+export function decodeEmbeddings(text: string, up: Upstream): Embeddings {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw badShape(up, "embeddings that are not JSON", text.slice(0, 2000));
+  }
+  checkEmbeddings(body, up);
+  const data = (body as { data: Json[] }).data.toSorted((a, b) => Number(a.index ?? 0) - Number(b.index ?? 0));
+  const vectors = data.map((item) => {
+    if (!Array.isArray(item.embedding)) throw badShape(up, "an embedding that is not a list of numbers", text.slice(0, 2000));
+    return item.embedding as number[];
+  });
+  return { vectors, inputTokens: fromOpenAIChat((body as Json).usage)?.input.total ?? 0 };
+}

@@ -18,7 +18,15 @@ export const gemini: Codec = {
   streamEncoder: (model) => streamEncoder(model),
   // Gemini's stream has no closing event: its last chunk is the one with the finish reason.
   lastEvent: '"finishReason"',
+  dialect: "gemini",
   usageIn,
 };
+
+/** The codec for one request, whose URL names the model and whether it streams. */
+export const geminiFor = (model: string, stream: boolean): Codec => ({
+  ...gemini,
+  decodeRequest: (body: Json) => decodeRequest(body, model, stream),
+  named: { model, stream },
+});
 
 export { decodeRequest as geminiRequest };

@@ -2,18 +2,19 @@ import { utf8Slice } from "../../lib/bytes.ts";
 import { isObject } from "../../lib/read.ts";
 import { dataOf, firstEventEnd } from "../../lib/sse.ts";
 import type { InputTokens } from "../../ir.ts";
-import type { Upstream } from "../../wire/upstream-errors.ts";
-import { streamError } from "../../wire/anthropic/errors.ts";
-import { renamedStart } from "../../wire/anthropic/reply.ts";
-import { fromAnthropic } from "../../wire/anthropic/usage.ts";
+import type { Upstream } from "../upstream-errors.ts";
+import { streamError } from "./errors.ts";
+import { renamedStart } from "./reply.ts";
+import { fromAnthropic } from "./usage.ts";
 
 /**
- * Claude's stream from Vertex, relayed as sent but for its first event: message_start is read for
- * the input's tokens and renamed to the model the client asked for; an `error` in its place (an
- * overload after a 200) fails the call before the answer began, so another upstream may answer.
- * (The Anthropic kind's native.ts reads its stream's head the same way.)
+ * Claude's stream as an upstream sends it (the Anthropic API, Vertex), relayed as sent but for its
+ * first event: message_start is read for the input's tokens (the cache included: message_delta
+ * gives the output) and renamed to the model the client asked for; an `error` event in its place
+ * (an overload sent after a 200) fails the call before the answer began, so another upstream may
+ * answer.
  */
-export function relayed(up: Upstream, chunks: AsyncIterator<Uint8Array, unknown>, requested: string) {
+export function openedStream(up: Upstream, chunks: AsyncIterator<Uint8Array, unknown>, requested: string) {
   let head: Uint8Array | undefined;
   let input: InputTokens | undefined;
   let first = true;
