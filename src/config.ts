@@ -6,7 +6,7 @@ import type { LogLevel } from "./log.ts";
 import type { CassetteMode, CassetteSettings } from "./cassettes/cassettes.ts";
 import { offline, recordedUpstreams, REPLAY_KEY } from "./cassettes/offline.ts";
 import { declareUpstreams, SPEC_UPSTREAMS, upstreamNamed, type Declared } from "./routing/upstreams.ts";
-import { FileError, readUpstreamsFile } from "./routing/upstreams-file.ts";
+import { FileError, readUpstreamsFile, type UpstreamsFile } from "./routing/upstreams-file.ts";
 import { readEnvFile } from "./config/file.ts";
 import { borrowedKeys } from "./config/borrowed-keys.ts";
 import { checkTrust, trustMode, type Untrusted } from "./config/trust.ts";
@@ -56,6 +56,10 @@ export interface Config {
   /** Usage records in SQLite (and the costs and budgets they feed); off: only budgets still count. */
   usage: boolean;
   usageRetentionDays: number;
+  /** Usage records kept in memory while the database is down. */
+  usageBufferMax: number;
+  /** Postgres for usage (and, later, keys); unset: SQLite. */
+  databaseUrl: string | undefined;
   metrics: boolean;
   redisUrl: string | undefined;
   rateLimitOnRedisError: "open" | "closed";
@@ -147,7 +151,9 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
   const upstreamsFile = upstreamsFileOf(values.PARLEY_UPSTREAMS, cwd, configDir, trusted);
   // Replay calls no upstream: the file's keys may be unset (`${OPENAI_API_KEY}` in CI, where there is none).
   const replay = !!values.PARLEY_CASSETTES && values.PARLEY_CASSETTE_MODE!.toLowerCase() === "replay";
-  const declared = upstreams(values, upstreamsFile, replay ? (name) => lookup(name) ?? REPLAY_KEY : lookup, replay);
+  const [declared, database] = upstreams(values, upstreamsFile, replay ? (name) => lookup(name) ?? REPLAY_KEY : lookup, replay);
+  // DATABASE_URL set anywhere else wins over the upstreams file's [database] url.
+  if (database && values.DATABASE_URL === undefined) values.DATABASE_URL = database.url;
   const config = toConfig(values, replay ? offline(declared, recordedUpstreams(values.PARLEY_CASSETTES!)) : declared);
   rememberConfigured(entries, config.apiKeys, config.upstreams.upstreams);
   const fromCwd = upstreamsFile !== undefined && !values.PARLEY_UPSTREAMS && upstreamsFile === join(cwd, "parley.toml");
@@ -190,11 +196,11 @@ function upstreamsFileOf(given: string | undefined, cwd: string, configDir: stri
   return existsSync(join(configDir, "parley.toml")) ? join(configDir, "parley.toml") : undefined;
 }
 
-function upstreams(v: Record<string, string | undefined>, path: string | undefined, lookup: (name: string) => string | undefined, replay = false): Declared {
+function upstreams(v: Record<string, string | undefined>, path: string | undefined, lookup: (name: string) => string | undefined, replay = false): [Declared, UpstreamsFile["database"]] {
   const defaults = { timeoutMs: Number(v.UPSTREAM_TIMEOUT_MS), retries: Number(v.UPSTREAM_RETRIES) };
   try {
     const file = path ? readUpstreamsFile(path, readText(path), lookup, SPEC_UPSTREAMS, replay) : undefined;
-    return declareUpstreams(v, defaults, file);
+    return [declareUpstreams(v, defaults, file), file?.database];
   } catch (error) {
     if (error instanceof FileError) throw new ConfigError(error.message);
     throw error;
@@ -251,6 +257,8 @@ function toConfig(v: Record<string, string | undefined>, declared: Declared): Co
     rateLimitRpm: num("RATE_LIMIT_RPM"),
     usage: BOOLEANS[v.USAGE!.toLowerCase()]!,
     usageRetentionDays: num("USAGE_RETENTION_DAYS"),
+    usageBufferMax: num("USAGE_BUFFER_MAX"),
+    databaseUrl: v.DATABASE_URL,
     metrics: BOOLEANS[v.METRICS!.toLowerCase()]!,
     redisUrl: v.REDIS_URL,
     rateLimitOnRedisError: v.RATE_LIMIT_ON_REDIS_ERROR!.toLowerCase() as "open" | "closed",

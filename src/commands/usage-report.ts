@@ -1,25 +1,36 @@
 import { defineCommand } from "citty";
 import { loadConfig } from "../config.ts";
 import { openDatabase } from "../lib/db.ts";
-import { GROUPINGS, isGrouping, parseSince, SINCE_HELP, summarize, type UsageRow, type UsageSummary } from "../usage/summary.ts";
+import { createLogger } from "../log.ts";
+import { openUsageStore } from "../usage/service.ts";
+import { GROUPINGS, isGrouping, parseSince, SINCE_HELP, type UsageRow, type UsageSummary } from "../usage/summary.ts";
 import { exitOnConfigError, exitUsage } from "./fail.ts";
 
 export default defineCommand({
-  meta: { name: "usage", description: "What was used and what it cost, from this machine's usage records" },
+  meta: { name: "usage", description: "What was used and what it cost, from the usage records (DATABASE_URL's, else this machine's)" },
+  subCommands: { import: () => import("./usage-import.ts").then((m) => m.default) },
   args: {
     since: { type: "string", default: "7d", description: `from when: ${SINCE_HELP}` },
     by: { type: "string", default: "model", description: `group by ${GROUPINGS.join(", ")}` },
     json: { type: "boolean", description: "print the JSON of GET /v1/usage instead of a table" },
   },
-  run: ({ args }) =>
-    exitOnConfigError(() => {
+  run: ({ args, rawArgs }) =>
+    exitOnConfigError(async () => {
+      // citty runs this after a sub-command too.
+      if (rawArgs[0] === "import") return;
       const since = parseSince(args.since);
       if (since === undefined) exitUsage(`--since ${JSON.stringify(args.since)} is not a time: use ${SINCE_HELP}`);
       if (!isGrouping(args.by)) exitUsage(`--by ${JSON.stringify(args.by)}: use one of ${GROUPINGS.join(", ")}`);
       const { config } = loadConfig();
-      const db = openDatabase(config.dataDir);
-      const summary = summarize(db, since, args.by);
-      db.close();
+      const db = config.databaseUrl ? undefined : openDatabase(config.dataDir);
+      const store = openUsageStore(config, () => db!, createLogger("silent"));
+      const data = await store.summarize(since, args.by).catch((error: Error) => {
+        process.stderr.write(`parley: the usage database cannot be read: ${error.message}\n`);
+        process.exit(1);
+      });
+      const summary: UsageSummary = { object: "list", since, by: args.by, data };
+      await store.close();
+      db?.close();
       process.stdout.write(args.json ? `${JSON.stringify(summary)}\n` : table(summary));
     }),
 });

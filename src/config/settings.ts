@@ -118,11 +118,16 @@ export const SETTINGS: readonly Setting[] = [
   { key: "FILE_CONTEXT_MAX_CHARS", group: "files", fallback: "100000", check: int(1), help: "characters of one file put into a chat" },
   { key: "RATE_LIMIT_RPM", group: "limits", fallback: "600", check: int(0), help: "requests per minute per key (0: off)" },
   { key: "USAGE", group: "limits", fallback: "on", check: boolean, help: "usage records in SQLite, for parley usage and /v1/usage (off: none kept; budgets still count)" },
-  { key: "USAGE_RETENTION_DAYS", group: "limits", fallback: "90", check: int(1, 36500), help: "days usage records are kept" },
+  { key: "USAGE_RETENTION_DAYS", group: "limits", fallback: "90", check: int(1, 36500), help: "days raw usage records are kept (hourly rollups stay)" },
+  { key: "USAGE_BUFFER_MAX", group: "limits", fallback: "100000", check: int(1), help: "usage records kept in memory while the database is down (more are dropped and counted)" },
   { key: "METRICS", group: "limits", fallback: "on", check: boolean, help: "Prometheus metrics at /metrics (scope metrics; off: 404)" },
   {
     key: "REDIS_URL", group: "gateways", secret: true, help: "Redis shared by several gateways for rate limits and budgets (unset: SQLite, shared by one machine's workers)",
     check: rule("a redis:// or rediss:// URL", (v) => /^rediss?:\/\/\S+$/.test(v) && URL.canParse(v)),
+  },
+  {
+    key: "DATABASE_URL", group: "gateways", secret: true, help: "Postgres shared by several gateways for usage, rollups, keys' spend and the audit log (unset: SQLite in PARLEY_DATA_DIR)",
+    check: rule("a postgres:// or postgresql:// URL", (v) => /^postgres(ql)?:\/\/\S+$/.test(v) && URL.canParse(v)),
   },
   { key: "RATE_LIMIT_ON_REDIS_ERROR", group: "gateways", fallback: "open", check: oneOf(["open", "closed"]), help: "Redis unreachable: open lets requests through uncounted, closed answers 503" },
   { key: "PARLEY_DATA_DIR", group: "directories", unset: "$XDG_DATA_HOME/parley, else ~/.local/share/parley", check: noSpace, help: "SQLite database and local file store" },

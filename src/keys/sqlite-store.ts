@@ -5,7 +5,7 @@ import { hashSecret, newKeyId, newSecret, PREFIX_LENGTH } from "./secret.ts";
 import type { KeySnapshot, KeyStore, Sync } from "./store.ts";
 import type { AuditEntry, Issued, KeyChanges, KeyFields, KeyRecord } from "./types.ts";
 
-interface Row {
+export interface Row {
   id: string;
   name: string;
   hash: string;
@@ -23,7 +23,7 @@ type Settings = Pick<KeyFields, "scopes" | "models" | "routes" | "upstreams" | "
 const SETTINGS = ["scopes", "models", "routes", "upstreams", "budget", "rpm", "tpm", "metadata"] as const satisfies readonly (keyof Settings)[];
 
 /** An old secret is answered "rotated" (not "unknown") for this long after it stopped. */
-const RETIRED_KEPT_MS = 30 * 86_400_000;
+export const RETIRED_KEPT_MS = 30 * 86_400_000;
 
 export interface SqliteKeyStoreOptions {
   /** Names env keys hold (API_KEY's `main`, API_KEYS' names and labels) -> where each is set: a runtime key cannot take one. */
@@ -201,7 +201,7 @@ export function createSqliteKeyStore(open: () => Database, options: SqliteKeySto
   };
 }
 
-interface AuditRow {
+export interface AuditRow {
   id: number;
   time: number;
   actor: string;
@@ -210,21 +210,21 @@ interface AuditRow {
   detail: string;
 }
 
-const auditEntryOf = (row: AuditRow): AuditEntry => ({ ...row, detail: JSON.parse(row.detail) as Record<string, unknown> });
+export const auditEntryOf = (row: AuditRow): AuditEntry => ({ ...row, detail: JSON.parse(row.detail) as Record<string, unknown> });
 
-const settingsOf = (fields: KeyFields) => JSON.stringify(Object.fromEntries(SETTINGS.map((name) => [name, fields[name]])));
+export const settingsOf = (fields: KeyFields) => JSON.stringify(Object.fromEntries(SETTINGS.map((name) => [name, fields[name]])));
 
 /** What a change sets, for the audit log: the checked fields only, which never hold a secret. */
-const publicFields = (changes: KeyChanges) => Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
+export const publicFields = (changes: KeyChanges) => Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
 
-function fieldsOf(row: Row): KeyFields {
+export function fieldsOf(row: Row): KeyFields {
   const settings = JSON.parse(row.settings) as Settings;
   return { ...settings, name: row.name, expires_at: row.expires_at, disabled: row.disabled === 1 };
 }
 
 const seconds = (ms: number) => Math.floor(ms / 1000);
 
-function recordOf(row: Row): KeyRecord {
+export function recordOf(row: Row): KeyRecord {
   const { name, scopes, models, routes, upstreams, budget, rpm, tpm, expires_at, disabled, metadata } = fieldsOf(row);
   return {
     id: row.id, source: "runtime", name, prefix: row.prefix, scopes, models, routes, upstreams, budget, rpm, tpm, expires_at, disabled,

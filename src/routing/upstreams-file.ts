@@ -37,6 +37,8 @@ export interface UpstreamsFile {
   path: string;
   upstreams: FileUpstream[];
   routes: FileRoute[];
+  /** `[database] url`: DATABASE_URL's value when the environment does not set it (contract 21). */
+  database?: { url: string };
 }
 
 /** A mistake in the file, as `FILE:LINE: what is wrong`. */
@@ -88,8 +90,9 @@ export function readUpstreamsFile(path: string, text: string, lookup: (name: str
   }
 
   for (const key of Object.keys(doc)) {
-    if (key !== "upstreams" && key !== "routes") fail(lineOf(lines, [], key), unknownKey(key, ["upstreams", "routes"], "at the top of the file"));
+    if (key !== "upstreams" && key !== "routes" && key !== "database") fail(lineOf(lines, [], key), unknownKey(key, ["upstreams", "routes", "database"], "at the top of the file"));
   }
+  const database = doc.database === undefined ? undefined : readDatabase(doc.database, (key, message) => fail(lineOf(lines, ["database"], key), message), lookup);
   const tables = doc.upstreams ?? {};
   if (!isTable(tables)) fail(lineOf(lines, [], "upstreams"), "upstreams must be tables: [upstreams.<name>]");
 
@@ -174,7 +177,17 @@ export function readUpstreamsFile(path: string, text: string, lookup: (name: str
       line: at(),
     };
   });
-  return { path, upstreams, routes };
+  return { path, upstreams, routes, ...(database ? { database } : {}) };
+}
+
+/** `[database]`: only `url`, a Postgres URL (its `${VAR}`s read, so the password can stay in the environment). */
+function readDatabase(table: unknown, fail: (key: string | undefined, message: string) => never, lookup: (name: string) => string | undefined): { url: string } {
+  if (!isTable(table)) return fail(undefined, "database must be a table: [database]");
+  for (const key of Object.keys(table)) if (key !== "url") fail(key, unknownKey(key, ["url"], "in [database]"));
+  if (typeof table.url !== "string") return fail("url", "url in [database] must be a string: postgres://user:password@host:5432/db");
+  const url = expand(table, (variable) => lookup(variable) ?? fail("url", `\${${variable}} is not set (used in [database] url)`)).url as string;
+  if (!(/^postgres(ql)?:\/\/\S+$/.test(url) && URL.canParse(url))) fail("url", "url in [database] must be a postgres:// or postgresql:// URL");
+  return { url };
 }
 
 const quoted = (names: string[]) => names.map((n) => `"${n}"`).join(", ");

@@ -12,7 +12,7 @@ import { createPipeline, REQUEST_ID } from "./edge/pipeline.ts";
 import { COST_HEADER } from "./edge/track-usage.ts";
 import { createKeys } from "./keys.ts";
 import { createRateLimiter, type RateLimiter } from "./rate-limit.ts";
-import { createRedisRateLimiter } from "./rate-limit-redis.ts";
+import { createRedisRateLimiter, createSharedRateLimiter } from "./rate-limit-redis.ts";
 import { connectRedis, type Redis } from "../lib/redis.ts";
 import { createCassettes } from "../cassettes/cassettes.ts";
 import { createChat } from "../core/chat.ts";
@@ -24,6 +24,7 @@ import { createDiscovery } from "../routing/discovery.ts";
 import { createLive } from "../routing/live.ts";
 import { capUpstreams } from "../providers/capped-fetch.ts";
 import type { Declared } from "../routing/upstreams.ts";
+import type { PostgresCounters } from "../usage/postgres-counters.ts";
 import { createUsageService } from "../usage/service.ts";
 import { bedrock } from "./endpoints/bedrock.ts";
 import { chatCompletions } from "./endpoints/chat.ts";
@@ -79,7 +80,7 @@ export function createApp({ config, log, accessLog, entries, telemetry = TELEMET
   const guard: Guard = {
     identify: keys.lookup.identify,
     envBudgets: keys.envBudgets,
-    ...(config.rateLimitRpm > 0 ? { limit: createLimiter(config, db, redis) } : {}),
+    ...(config.rateLimitRpm > 0 ? { limit: createLimiter(config, db, redis, usage.counters) } : {}),
     rpm: keys.rpm,
     tpm: keys.tpm,
     usage,
@@ -161,8 +162,12 @@ export function createApp({ config, log, accessLog, entries, telemetry = TELEMET
 export type App = ReturnType<typeof createApp>;
 
 /** Redis when REDIS_URL is set (one limit across gateways), else SQLite (one limit across workers). */
-function createLimiter(config: Config, db: () => Database, redis: Redis | undefined): RateLimiter {
+function createLimiter(config: Config, db: () => Database, redis: Redis | undefined, counters: PostgresCounters | undefined): RateLimiter {
   if (redis) return createRedisRateLimiter(redis, config.rateLimitRpm, config.rateLimitOnRedisError);
+  if (counters) {
+    const add = (counter: string, n: number, ttlS: number) => counters.add(`rate:${counter}`, n, ttlS);
+    return createSharedRateLimiter(add, config.rateLimitRpm, config.rateLimitOnRedisError, { store: "the database", outage: () => true });
+  }
   return createRateLimiter(db, config.rateLimitRpm);
 }
 

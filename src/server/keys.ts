@@ -10,8 +10,7 @@ import { envKeys } from "../keys/env-keys.ts";
 import { createKeyRpm, createKeyTpm } from "../keys/limits.ts";
 import { createKeyLookup, KEY_CHECK_MS, type ActiveKey } from "../keys/lookup.ts";
 import { forbidden, mayReach } from "../keys/permits.ts";
-import { createSqliteLedger } from "../keys/sqlite-ledger.ts";
-import { createSqliteKeyStore } from "../keys/sqlite-store.ts";
+import { openKeys } from "../keys/open.ts";
 import type { PriceOf } from "../usage/prices.ts";
 import { labelOf, type RequestAccess } from "./auth.ts";
 import { createRateLimiter } from "./rate-limit.ts";
@@ -38,8 +37,11 @@ export function createKeys(config: Config, database: () => Database, log: Logger
   ];
   const reservedNames = new Map(entries.map((entry) => [entry.name, entry.set]));
   // A new connection on each call: the lookup's PRAGMA data_version moves with every other connection's commit.
-  const store = createSqliteKeyStore(() => openDatabase(config.dataDir), { reservedNames });
-  const ledger = createSqliteLedger(database);
+  // DATABASE_URL: keys and spend in Postgres, shared by every gateway (contract 21); else parley.db.
+  const opened = openKeys(config.databaseUrl, () => openDatabase(config.dataDir), { reservedNames }, database);
+  const { store, ledger } = opened;
+  // Postgres's keys are read in the background from now: usually before the first request asks.
+  void opened.loaded();
   // Env keys' daily budgets stay where contract 12 put them (usage/budgets.ts, Redis-backed when REDIS_URL is set).
   const lookup = createKeyLookup(store, { fixed: envKeys(entries.map(({ key, name, scopes }) => ({ key, label: name, scopes: scopes as typeof SCOPES }))), log, checkEveryMs: KEY_CHECK_MS });
   const gate = createBudgetGate(ledger, { priceOf });
@@ -86,9 +88,13 @@ export function createKeys(config: Config, database: () => Database, log: Logger
     store, ledger, lookup, rpm, tpm, access, envBudgets,
     /** The env keys, for the admin API's list. */
     envKeys: listed,
+    /** Resolves once the keys are first read (Postgres's are read in the background). */
+    loaded: opened.loaded,
+    /** How long an admin change waits before it answers, so that it is in force everywhere (lookup.ts). */
+    inForceAfterMs: opened.inForceAfterMs,
     async close() {
       await lookup.flush();
-      store.close();
+      await opened.close();
     },
   };
 }

@@ -12,12 +12,25 @@ interface RedisLease extends Lease {
 }
 
 /**
- * Requests per minute per key, counted in Redis so every gateway sharing it enforces one limit.
+ * Requests per minute per key, counted in Redis (or Postgres) so every gateway sharing it enforces one limit.
  * Leases as with SQLite (see `leaseSize`): a busy key costs one round trip per lease, and requests
  * that arrive while a claim is on its way share it. When Redis cannot be asked, `onError` decides:
  * "open" lets the request through, "closed" answers 503.
  */
 export function createRedisRateLimiter(redis: Redis, rpm: number, onError: OnRedisError) {
+  const add = async (counter: string, n: number, ttlS: number) =>
+    Number(await redis.run(ADD_WITH_EXPIRY, [`parley:rate:${counter}`], [String(n), String(ttlS)]));
+  return createSharedRateLimiter(add, rpm, onError, { store: "Redis", outage: (error) => error instanceof RedisUnreachable });
+}
+
+/** Where a shared limiter counts: Redis, or Postgres (DATABASE_URL without REDIS_URL); which errors mean it cannot be asked. */
+export interface SharedCounts {
+  store: string;
+  outage: (error: unknown) => boolean;
+}
+
+/** The limiter over any shared counter store: `add` adds to a counter made with a lifetime and returns its total. */
+export function createSharedRateLimiter(add: (counter: string, n: number, ttlS: number) => Promise<number>, rpm: number, onError: OnRedisError, counts: SharedCounts) {
   const leases = new Map<string, RedisLease>();
   const janitor = setInterval(() => pruneLeases(leases, currentWindow()), WINDOW_SECONDS * 1000);
   janitor.unref();
@@ -25,8 +38,7 @@ export function createRedisRateLimiter(redis: Redis, rpm: number, onError: OnRed
   async function claim(key: string, lease: RedisLease): Promise<void> {
     const now = Date.now();
     const size = leaseSize(lease, now, rpm, lease.waiting);
-    const counter = `parley:rate:${key}:${lease.window}`;
-    const count = Number(await redis.run(ADD_WITH_EXPIRY, [counter], [String(size), String(2 * WINDOW_SECONDS)]));
+    const count = await add(`${key}:${lease.window}`, size, 2 * WINDOW_SECONDS);
     grant(lease, count, size, now, rpm);
   }
 
@@ -41,7 +53,7 @@ export function createRedisRateLimiter(redis: Redis, rpm: number, onError: OnRed
       try {
         await (lease.claim ??= claim(key, lease).finally(() => (lease.claim = undefined)));
       } catch (error) {
-        if (!(error instanceof RedisUnreachable)) throw error;
+        if (!counts.outage(error)) throw error;
         return unknown(window);
       } finally {
         lease.waiting--;
@@ -52,7 +64,7 @@ export function createRedisRateLimiter(redis: Redis, rpm: number, onError: OnRed
   function unknown(window: number): RateDecision {
     if (onError === "closed") {
       throw unavailable("Rate limits cannot be checked right now; try again shortly.", {
-        details: "the rate-limit store (Redis) is unreachable",
+        details: `the rate-limit store (${counts.store}) is unreachable`,
         headers: { "retry-after": "1" },
       });
     }

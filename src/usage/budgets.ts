@@ -1,4 +1,5 @@
 import type { Database } from "bun:sqlite";
+import type { PostgresCounters } from "./postgres-counters.ts";
 import type { Budget } from "../config.ts";
 import { unavailable } from "../errors.ts";
 import { ADD_WITH_EXPIRY, RedisUnreachable, type OnRedisError, type Redis } from "../lib/redis.ts";
@@ -101,7 +102,7 @@ export function createBudgets(store: BudgetStore, onError: OnRedisError = "open"
         const asked = refresh(counter);
         entry.asking = asked.finally(() => (entry!.asking = undefined));
         // SQLite answers at once; Redis in the background while this request goes on.
-        if (!(store instanceof RedisBudgetStore)) await asked;
+        if (!(store instanceof RedisBudgetStore || store instanceof PostgresBudgetStore)) await asked;
       }
       if (entry.failed && onError === "closed") {
         throw unavailable("Budgets cannot be checked right now; try again shortly.", {
@@ -159,6 +160,19 @@ export class RedisBudgetStore implements BudgetStore {
 
   async read(counter: string): Promise<number> {
     return Number((await this.redis.send("GET", [`parley:budget:${counter}`])) ?? 0);
+  }
+}
+
+/** Budget counters in Postgres (DATABASE_URL without REDIS_URL): the same counters, shared by every gateway on the database. */
+export class PostgresBudgetStore implements BudgetStore {
+  constructor(private readonly counters: PostgresCounters) {}
+
+  add(counter: string, amount: number): Promise<number> {
+    return this.counters.add(`budget:${counter}`, amount, 2 * DAY_S);
+  }
+
+  read(counter: string): Promise<number> {
+    return this.counters.read(`budget:${counter}`);
   }
 }
 

@@ -158,7 +158,9 @@ export function createMetrics() {
   const streams = new Gauge("parley_streams_in_flight", "Streamed completions being sent right now.", ["endpoint"]);
   const cacheRead = new Counter("parley_cache_read_tokens_total", "Prompt tokens read from the upstream's prompt cache, by upstream and route (contract 22).", ["upstream", "route"]);
   const cacheWrite = new Counter("parley_cache_write_tokens_total", "Prompt tokens written to the upstream's prompt cache, by upstream and route.", ["upstream", "route"]);
-  const families: Family[] = [requests, addedLatency, upstreamFirstByte, tokens, cost, retries, rejected, streams, cacheRead, cacheWrite, betasDropped];
+  const usageDropped = new Counter("parley_usage_dropped_total", "Usage records dropped: the database was down and USAGE_BUFFER_MAX records already waited.", []);
+  usageDropped.cell([]);
+  const families: Family[] = [requests, addedLatency, upstreamFirstByte, tokens, cost, retries, rejected, streams, cacheRead, cacheWrite, betasDropped, usageDropped];
 
   // endpoint -> status -> provider -> model -> cells, so that a completion builds no label key.
   const answers = new Map<string, Map<number, Map<string, Map<string, AnswerCells>>>>();
@@ -176,7 +178,7 @@ export function createMetrics() {
   });
 
   return {
-    requests, addedLatency, upstreamFirstByte, tokens, cost, retries, rejected, streams, cacheRead, cacheWrite,
+    requests, addedLatency, upstreamFirstByte, tokens, cost, retries, rejected, streams, cacheRead, cacheWrite, usageDropped,
     /** A completion that read or wrote the prompt cache (only those: the others look up nothing here). */
     cache(upstream: string, route: string, read: number, written: number): void {
       if (read) cacheRead.inc([upstream, route], read);

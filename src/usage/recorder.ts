@@ -1,46 +1,9 @@
-import type { Database, Statement } from "bun:sqlite";
 import type { Logger } from "../log.ts";
+import type { UsageRecord } from "./record.ts";
+import type { UsageStore } from "./store.ts";
 
-/** One completion, as contract 12 has it. Never content, never the key itself. */
-export interface UsageRecord {
-  /** Unix milliseconds when the request came in. */
-  time: number;
-  endpoint: string;
-  key_label: string;
-  model_requested: string | null;
-  /** The model that answered (after aliases and fallbacks), else the one asked for. */
-  model: string | null;
-  provider: string | null;
-  input_tokens: number | null;
-  output_tokens: number | null;
-  cache_read_tokens: number | null;
-  cache_write_tokens: number | null;
-  cost_usd: number | null;
-  status: number;
-  /** ok, error (no answer), broken (the upstream's stream failed) or cancelled (the client left). */
-  outcome: "ok" | "error" | "broken" | "cancelled";
-  latency_ms: number;
-  ttft_ms: number | null;
-  attempts: number;
-  tag: string | null;
-  /** The `[[routes]]` entry that routed it (its name, else its place); null when none did. */
-  route: string | null;
-  /** The session (contract 22), hashed: the first 16 hex digits of its SHA-256; null when it named none. */
-  session: string | null;
-}
+export { COLUMNS, hashSession, pushRow, type UsageRecord } from "./record.ts";
 
-const COLUMNS = [
-  "time", "endpoint", "key_label", "model_requested", "model", "provider", "input_tokens", "output_tokens", "cache_read_tokens",
-  "cache_write_tokens", "cost_usd", "status", "outcome", "latency_ms", "ttft_ms", "attempts", "tag", "route", "session",
-] as const satisfies readonly (keyof UsageRecord)[];
-
-/** Adds a record's values in COLUMNS' order, field by field: 3x faster than a loop over the names (a keyed read each). */
-const pushRow = (list: unknown[], r: UsageRecord) => list.push(
-  r.time, r.endpoint, r.key_label, r.model_requested, r.model, r.provider, r.input_tokens, r.output_tokens, r.cache_read_tokens,
-  r.cache_write_tokens, r.cost_usd, r.status, r.outcome, r.latency_ms, r.ttft_ms, r.attempts, r.tag, r.route, r.session,
-);
-
-const ROWS_PER_INSERT = 64;
 const FLUSH_EVERY_MS = 1000;
 /**
  * Records that make a queue worth writing at once. A write starts cold (SQLite's code and pages out
@@ -49,102 +12,103 @@ const FLUSH_EVERY_MS = 1000;
  * request in flight would wait out).
  */
 const FLUSH_AT = 2048;
+/** Records per write: a long outage's backlog goes out in pieces, each its own transaction. */
+const WRITE_AT_MOST = 5000;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-export function createUsageTable(db: Database): void {
-  db.run(`CREATE TABLE IF NOT EXISTS usage (
-    time INTEGER NOT NULL, endpoint TEXT NOT NULL, key_label TEXT NOT NULL, model_requested TEXT, model TEXT, provider TEXT,
-    input_tokens INTEGER, output_tokens INTEGER, cache_read_tokens INTEGER, cache_write_tokens INTEGER, cost_usd REAL,
-    status INTEGER NOT NULL, outcome TEXT NOT NULL, latency_ms INTEGER NOT NULL, ttft_ms INTEGER, attempts INTEGER NOT NULL, tag TEXT, route TEXT, session TEXT)`);
-  db.run("CREATE INDEX IF NOT EXISTS usage_time ON usage (time)");
-  addColumns(db);
-}
+/** Unique across gateways and restarts without a random draw per request: a random prefix, then a count. */
+const PROCESS_ID = crypto.randomUUID().replaceAll("-", "").slice(0, 16);
+let sequence = 0;
+export const nextUsageId = () => `${PROCESS_ID}${(sequence++).toString(36)}`;
 
-/** Columns added since the table was first made, for a database an older parley wrote. */
-const ADDED = [["route", "TEXT"], ["session", "TEXT"]] as const;
-
-function addColumns(db: Database): void {
-  const has = new Set(db.query<{ name: string }, []>("SELECT name FROM pragma_table_info('usage')").all().map((c) => c.name));
-  for (const [name, type] of ADDED) {
-    if (has.has(name)) continue;
-    try {
-      db.run(`ALTER TABLE usage ADD COLUMN ${name} ${type}`);
-    } catch (error) {
-      // Another worker added it first.
-      if (!/duplicate column/i.test((error as Error).message)) throw error;
-    }
-  }
+export interface RecorderOptions {
+  retentionDays: number;
+  /** Records kept while the database is down (USAGE_BUFFER_MAX); more are dropped. */
+  bufferMax: number;
+  log: Logger;
+  /** Counts records dropped (parley_usage_dropped_total). */
+  dropped?: (count: number) => void;
 }
 
 /**
- * Usage records go into a queue and reach SQLite in one transaction a second (or soon after
- * FLUSH_AT are queued, or when the app stops), so a request never waits for its own write. Records
- * older than the retention are deleted at the first write and then once a day.
- *
- * The queue holds the records as they came; a write lays their column values out ROWS_PER_INSERT
- * records to a list, bound as one statement's parameters: binding many rows at once, given as one
- * list (not spread as arguments), cost two thirds of a statement per row (bench). The values are laid
- * out in the write's one loop, not as each request ends.
+ * Usage records go into a queue and reach the store in one batch a second (or soon after FLUSH_AT
+ * are queued, or when the app stops), so a request never waits for its own write. A write that
+ * fails (the database is down) puts its records back: they wait in memory, up to `bufferMax`
+ * (beyond that new ones are dropped, counted and logged), and go out with the next write that
+ * works. Records older than the retention are deleted at the first write and then once a day.
  */
-/** A session as records keep it: never the id itself (a Claude Code session id is a secret of sorts). */
-export const hashSession = (session: string) => new Bun.CryptoHasher("sha256").update(session).digest("hex").slice(0, 16);
-
-export function createRecorder(database: () => Database, retentionDays: number, log: Logger) {
+export function createRecorder(store: UsageStore, { retentionDays, bufferMax, log, dropped }: RecorderOptions) {
   let queue: UsageRecord[] = [];
   let timer: Timer | undefined;
-  let insert: ((records: UsageRecord[]) => void) | undefined;
+  let writing: Promise<void> | undefined;
   let prunedAt = 0;
+  let down = false;
+  let lost = 0;
 
-  function prepare(db: Database) {
-    createUsageTable(db);
-    const row = `(${COLUMNS.map(() => "?").join(", ")})`;
-    const statement = (rows: number): Statement => db.query(`INSERT INTO usage (${COLUMNS.join(", ")}) VALUES ${Array(rows).fill(row).join(", ")}`);
-    const many = statement(ROWS_PER_INSERT);
-    const one = statement(1);
-    const values = (records: UsageRecord[], from: number, to: number) => {
-      const list: unknown[] = [];
-      for (let i = from; i < to; i++) pushRow(list, records[i]!);
-      return list;
-    };
-    return db.transaction((records: UsageRecord[]) => {
-      const whole = records.length - (records.length % ROWS_PER_INSERT);
-      for (let at = 0; at < whole; at += ROWS_PER_INSERT) many.run(values(records, at, at + ROWS_PER_INSERT));
-      for (let at = whole; at < records.length; at++) one.run(values(records, at, at + 1));
-    });
+  function drop(count: number) {
+    if (lost === 0) log.warn(`usage: ${bufferMax} records wait for the database (USAGE_BUFFER_MAX); newer ones are dropped`);
+    lost += count;
+    dropped?.(count);
   }
 
-  function prune(db: Database, now: number) {
-    prunedAt = now;
-    db.query("DELETE FROM usage WHERE time < $before").run({ before: now - retentionDays * DAY_MS });
+  function schedule() {
+    if (timer || queue.length === 0) return;
+    timer = setTimeout(() => void flush(), FLUSH_EVERY_MS);
+    timer.unref();
   }
 
-  function flush(): void {
+  async function writeQueued(): Promise<void> {
+    while (queue.length > 0) {
+      const records = queue.length > WRITE_AT_MOST ? queue.slice(0, WRITE_AT_MOST) : queue;
+      queue = records === queue ? [] : queue.slice(WRITE_AT_MOST);
+      try {
+        await store.write(records);
+      } catch (error) {
+        queue = records.concat(queue);
+        if (!down) log.error(`usage: the database is unreachable; records wait in memory (up to ${bufferMax}):`, error);
+        down = true;
+        if (queue.length > bufferMax) drop(queue.splice(bufferMax).length);
+        return;
+      }
+      if (down) log.info("usage: the database is back; the records kept meanwhile are written");
+      if (lost) log.warn(`usage: ${lost} records were dropped while the database was down (USAGE_BUFFER_MAX=${bufferMax})`);
+      down = false;
+      lost = 0;
+    }
+    const now = Date.now();
+    if (now - prunedAt >= DAY_MS) {
+      prunedAt = now;
+      await store.prune(now - retentionDays * DAY_MS).catch((error) => log.warn("usage: old records not pruned:", error));
+    }
+  }
+
+  /** Writes what is queued now (one write at a time); resolves once it is written or has failed. */
+  async function flush(): Promise<void> {
     if (timer) clearTimeout(timer);
     timer = undefined;
+    while (writing) await writing;
     if (queue.length === 0) return;
-    const records = queue;
-    queue = [];
-    try {
-      const db = database();
-      (insert ??= prepare(db))(records);
-      const now = Date.now();
-      if (now - prunedAt >= DAY_MS) prune(db, now);
-    } catch (error) {
-      log.error(`usage records lost (${records.length}):`, error);
-    }
+    writing = writeQueued().finally(() => {
+      writing = undefined;
+      schedule();
+    });
+    await writing;
   }
 
   return {
     add(record: UsageRecord): void {
+      if (down && queue.length >= bufferMax) return drop(1);
       // A full queue is written once the request that filled it has its answer.
-      if (queue.push(record) === FLUSH_AT) setImmediate(flush);
-      if (!timer) {
-        timer = setTimeout(flush, FLUSH_EVERY_MS);
-        timer.unref();
-      }
+      const length = queue.push(record);
+      if (!down && (length === FLUSH_AT || length === bufferMax)) setImmediate(() => void flush());
+      schedule();
     },
     /** Writes what is queued now: before a summary is read, and when the app stops. */
     flush,
+    /** Records waiting to be written. */
+    get queued() {
+      return queue.length;
+    },
   };
 }
 

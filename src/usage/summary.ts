@@ -1,10 +1,14 @@
-import type { Database } from "bun:sqlite";
-import { createUsageTable } from "./recorder.ts";
-
 export const GROUPINGS = ["model", "upstream", "key", "day", "tag", "route", "session"] as const;
 export type Grouping = (typeof GROUPINGS)[number];
 
+/** `bucket=hour|day`: one row per bucket and group (contract 20's plots), from the rollups. */
+export const BUCKETS = ["hour", "day"] as const;
+export type Bucket = (typeof BUCKETS)[number];
+export const isBucket = (value: string): value is Bucket => (BUCKETS as readonly string[]).includes(value);
+
 export interface UsageRow {
+  /** With a bucket: Unix seconds of the bucket's start (UTC). */
+  start?: number;
   group: string | null;
   requests: number;
   input_tokens: number;
@@ -19,34 +23,9 @@ export interface UsageSummary {
   object: "list";
   since: number;
   by: Grouping;
+  bucket?: Bucket;
   data: UsageRow[];
 }
-
-const GROUP_SQL: Record<Grouping, string> = {
-  model: "model",
-  upstream: "provider",
-  key: "key_label",
-  day: "strftime('%Y-%m-%d', time / 1000, 'unixepoch')",
-  tag: "tag",
-  // A request no file route matched is grouped as "-", as one that reached no upstream is by upstream.
-  route: "COALESCE(route, '-')",
-  session: "session",
-};
-
-/** Usage since a moment (Unix seconds), one row per group: days in order, the rest busiest first. */
-export function summarize(db: Database, since: number, by: Grouping): UsageSummary {
-  createUsageTable(db);
-  const order = by === "day" ? "\"group\" ASC" : "requests DESC, \"group\" ASC";
-  const data = db.query<UsageRow, { since: number }>(`SELECT ${GROUP_SQL[by]} AS "group", COUNT(*) AS requests,
-      COALESCE(SUM(input_tokens), 0) AS input_tokens, COALESCE(SUM(output_tokens), 0) AS output_tokens,
-      COALESCE(SUM(cache_read_tokens), 0) AS cache_read_tokens, COALESCE(SUM(cache_write_tokens), 0) AS cache_write_tokens,
-      SUM(cost_usd) AS cost_usd
-    FROM usage WHERE time >= $since GROUP BY 1 ORDER BY ${order}`).all({ since: since * 1000 });
-  return { object: "list", since, by, data: data.map((row) => ({ ...row, cost_usd: row.cost_usd === null ? null : round(row.cost_usd) })) };
-}
-
-/** Ten decimals: sums of floats otherwise print as 0.30000000000000004. */
-const round = (usd: number) => Number(usd.toFixed(10));
 
 /**
  * `7d`, `12h`, `30m`, a date (`2026-01-31`, UTC midnight) or Unix seconds, as Unix seconds;

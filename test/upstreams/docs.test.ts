@@ -8,7 +8,7 @@ import { WHEN } from "../../src/routing/when.ts";
 const root = join(import.meta.dir, "../..");
 const page = readFileSync(join(root, "docs/upstreams.md"), "utf8");
 const tomlBlocks = (text: string) => [...text.matchAll(/```toml\n([\s\S]*?)```/g)].map((m) => m[1]!);
-const env: Record<string, string> = { OPENAI_API_KEY: "sk-x", ANTHROPIC_API_KEY: "sk-ant-x", US_KEY_ID: "a", US_SECRET: "b", EU_KEY_ID: "c", EU_SECRET: "d", OPENROUTER_API_KEY: "e", DEEPSEEK_API_KEY: "f", TEAM_A_KEY: "g", ANTHROPIC_API_KEY_2: "h", GEMINI_API_KEY: "AIza-x" };
+const env: Record<string, string> = { OPENAI_API_KEY: "sk-x", ANTHROPIC_API_KEY: "sk-ant-x", US_KEY_ID: "a", US_SECRET: "b", EU_KEY_ID: "c", EU_SECRET: "d", OPENROUTER_API_KEY: "e", DEEPSEEK_API_KEY: "f", TEAM_A_KEY: "g", ANTHROPIC_API_KEY_2: "h", GEMINI_API_KEY: "AIza-x", PG_PASSWORD: "i" };
 
 describe("docs/upstreams.md and the code agree", () => {
   test("every key an upstream or a route takes is in the reference", () => {

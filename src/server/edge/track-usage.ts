@@ -4,7 +4,7 @@ import { uncachedInput, type Usage } from "../../ir.ts";
 import type { Guard, Principal, RequestAccess } from "../auth.ts";
 import type { RequestLog } from "../request-log.ts";
 import { costOf, FREE, type Tokens } from "../../usage/prices.ts";
-import { hashSession, type UsageRecord } from "../../usage/recorder.ts";
+import { hashSession, nextUsageId, type UsageRecord } from "../../usage/recorder.ts";
 import type { UsageService } from "../../usage/service.ts";
 import { ATTR, NOOP_SPAN, type Span } from "../../telemetry/index.ts";
 
@@ -94,7 +94,7 @@ export function trackUsage(service: UsageService | undefined, { log, request, pr
       metrics(status, provider ?? "-", model ?? "-", tokens, cost, stream);
       if (!observed || !service.recorder) return;
       service.recorder.add({
-        time, endpoint, key_label: principal.label, model_requested: observed.model, model, provider,
+        id: nextUsageId(), request_id: request.headers.get("x-request-id")?.slice(0, 128) ?? null, time, endpoint, key_label: principal.label, model_requested: observed.model, model, provider,
         input_tokens: tokens?.input ?? null, output_tokens: tokens?.output ?? null,
         cache_read_tokens: tokens ? tokens.cacheRead : null, cache_write_tokens: tokens ? tokens.cacheWrite : null,
         cost_usd: cost, status, outcome, latency_ms: latency,

@@ -1,5 +1,6 @@
 import type { Database } from "bun:sqlite";
-import { createUsageTable, type UsageRecord } from "../../usage/recorder.ts";
+import type { UsageRecord } from "../../usage/recorder.ts";
+import { migrateUsage } from "../../usage/sqlite-store.ts";
 import type { PlainEndpoint } from "../edge/endpoint.ts";
 
 const POLL_MS = 500;
@@ -20,7 +21,7 @@ export function adminEvents(database: () => Database, pollMs = POLL_MS): PlainEn
     kind: "plain", method: "GET", path: "/admin/v1/events", scope: ["admin", "usage"], errors: "parley", cors: false,
     answer({ request, headers }) {
       const db = database();
-      createUsageTable(db);
+      migrateUsage(db);
       const after = db.query<Row, { after: number; limit: number }>("SELECT rowid, * FROM usage WHERE rowid > $after ORDER BY rowid LIMIT $limit");
       let last = db.query<{ last: number | null }, []>("SELECT max(rowid) AS last FROM usage").get()?.last ?? 0;
       const encoder = new TextEncoder();

@@ -1,17 +1,11 @@
 import { GatewayError, invalidRequest, notFound, validationError } from "../../errors.ts";
 import { withSpend } from "../../keys/ledger.ts";
-import { KEY_CHECK_MS } from "../../keys/lookup.ts";
 import { checkChanges, checkNewKey } from "../../keys/validate.ts";
 import type { Principal } from "../auth.ts";
 import { jsonObject, readText } from "../edge/body.ts";
 import type { PlainEndpoint } from "../edge/endpoint.ts";
 import type { Keys } from "../keys.ts";
 
-/**
- * A change is answered only once every worker's lookup will ask for changes at its next request
- * (lookup.ts, `checkEveryMs`): in force on every worker for the next request, as contract 19 says.
- */
-const inForce = <T>(value: T) => Bun.sleep(KEY_CHECK_MS + 1).then(() => value);
 
 const KEY_ID = { name: "id", in: "path", required: true, schema: { type: "string" }, description: "the key's id, or its name" };
 const JSON_BODY = { required: true, content: { "application/json": { schema: { type: "object" } } } };
@@ -22,6 +16,12 @@ const JSON_BODY = { required: true, content: { "application/json": { schema: { t
  */
 export function adminKeys(keys: Keys): PlainEndpoint[] {
   const { store, ledger } = keys;
+  /**
+   * A change is answered only once every worker's lookup will ask for changes at its next request
+   * (lookup.ts, `checkEveryMs`; with Postgres, its refresh): in force on every worker for the next
+   * request, as contract 19 says.
+   */
+  const inForce = <T>(value: T) => Bun.sleep(keys.inForceAfterMs).then(() => value);
   const actor = (principal: Principal | undefined) => principal!.label;
   /** An env key named by the path: 403 for a change, naming where it is set. */
   const env = (idOrName: string) => keys.envKeys.find((k) => k.name === idOrName);

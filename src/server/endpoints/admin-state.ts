@@ -9,7 +9,7 @@ import { loadTokenizer } from "../../routing/estimate.ts";
 import { explain } from "../../routing/explain.ts";
 import type { Live } from "../../routing/live.ts";
 import type { Discovery } from "../../routing/discovery.ts";
-import { createUsageTable } from "../../usage/recorder.ts";
+import { migrateUsage } from "../../usage/sqlite-store.ts";
 import type { Principal } from "../auth.ts";
 import type { ChatEndpoint, PlainEndpoint } from "../edge/endpoint.ts";
 import type { Keys } from "../keys.ts";
@@ -59,7 +59,7 @@ export function adminState(deps: StateDeps): PlainEndpoint[] {
     deps.flush();
     const db = deps.database();
     if (!stats) {
-      createUsageTable(db);
+      migrateUsage(db);
       stats = db.query("SELECT provider, latency_ms, status FROM usage WHERE time >= $since AND provider IS NOT NULL ORDER BY provider, latency_ms");
     }
     const byUpstream = new Map<string, { latency: number[]; errors: number }>();
