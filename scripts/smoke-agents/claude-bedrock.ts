@@ -6,29 +6,19 @@
  * (passed through to the fake Bedrock) and once to an OpenAI model (every Claude id routed to it),
  * and prints every call Claude Code made. Exits 1 on a failed check.
  */
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { claudeCode, smokeRun } from "./harness.ts";
 import { startGateway, TEST_KEY } from "../../test/lib/gateway.ts";
 
-const PACKAGE = process.env.CLAUDE_CODE_PACKAGE ?? "@anthropic-ai/claude-code@latest";
-let failures = 0;
-const check = (name: string, ok: boolean, detail = "") => {
-  if (!ok) failures++;
-  console.log(`${ok ? "ok  " : "FAIL"} ${name}${detail ? `: ${detail}` : ""}`);
-};
+const { check, exit } = smokeRun("claude-bedrock");
 
-const scratch = mkdtempSync(join(tmpdir(), "parley-smoke-claude-bedrock-"));
-process.env.TMPDIR = scratch;
-process.on("exit", () => rmSync(scratch, { recursive: true, force: true }));
-
-const binary = process.env.CLAUDE_BIN ?? install();
-const version = Bun.spawnSync([binary, "--version"]).stdout.toString().trim();
-console.log(`claude ${version}`);
+const binary = claudeCode();
 
 await route("Bedrock Claude, passed through", {}, "Hello from Claude");
 await route("an OpenAI model", { MODEL_ROUTES: "*claude*=alpha" }, "Hello from OpenAI");
-process.exit(failures === 0 ? 0 : 1);
+exit();
 
 async function route(name: string, env: Record<string, string>, expected: string) {
   console.log(`\n== Claude Code (Bedrock mode) to ${name}`);
@@ -89,19 +79,3 @@ async function route(name: string, env: Record<string, string>, expected: string
   await gateway.stop();
 }
 
-/** npm install into a temporary directory; the platform's native binary comes as an optional dependency. */
-function install(): string {
-  const dir = mkdtempSync(join(tmpdir(), "parley-claude-code-"));
-  console.log(`installing ${PACKAGE} into ${dir}`);
-  const npm = Bun.spawnSync(["npm", "install", "--no-audit", "--no-fund", "--prefix", dir, PACKAGE], { stdout: "inherit", stderr: "inherit" });
-  if (npm.exitCode !== 0) throw new Error(`npm install ${PACKAGE} failed`);
-  const libc = existsSync("/etc/alpine-release") ? "-musl" : "";
-  const candidates = [
-    join(dir, "node_modules/@anthropic-ai", `claude-code-${process.platform}-${process.arch}${libc}`, "claude"),
-    join(dir, "node_modules/@anthropic-ai/claude-code/bin/claude.exe"),
-    join(dir, "node_modules/.bin/claude"),
-  ];
-  const found = candidates.find((path) => existsSync(path));
-  if (!found) throw new Error(`no claude binary in ${dir}`);
-  return found;
-}

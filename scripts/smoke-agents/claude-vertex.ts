@@ -7,26 +7,16 @@
  * through to the fake Vertex), the Anthropic API, Bedrock, the Gemini API, OpenAI and the mock.
  * Prints every call Claude Code made. Exits 1 on a failed check.
  */
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { TEST_KEY } from "../../test/lib/gateway.ts";
+import { claudeCode, smokeRun } from "./harness.ts";
 import { startGoogleGateway } from "../../test/lib/google-gateway.ts";
 
-const PACKAGE = process.env.CLAUDE_CODE_PACKAGE ?? "@anthropic-ai/claude-code@latest";
-let failures = 0;
-const check = (name: string, ok: boolean, detail = "") => {
-  if (!ok) failures++;
-  console.log(`${ok ? "ok  " : "FAIL"} ${name}${detail ? `: ${detail}` : ""}`);
-};
+const { check, exit } = smokeRun("claude-vertex");
 
-const scratch = mkdtempSync(join(tmpdir(), "parley-smoke-claude-vertex-"));
-process.env.TMPDIR = scratch;
-process.on("exit", () => rmSync(scratch, { recursive: true, force: true }));
-
-const binary = process.env.CLAUDE_BIN ?? install();
-const version = Bun.spawnSync([binary, "--version"]).stdout.toString().trim();
-console.log(`claude ${version}`);
+const binary = claudeCode();
 
 /** Each kind, the upstream every Claude id is routed to, and what its fake answers (the mock repeats the prompt's last words). */
 const KINDS: [kind: string, upstream: string, expected: string | RegExp][] = [
@@ -38,7 +28,7 @@ const KINDS: [kind: string, upstream: string, expected: string | RegExp][] = [
   ["mock", "mock", /\S/],
 ];
 for (const [kind, upstream, expected] of KINDS) await route(kind, upstream, expected);
-process.exit(failures === 0 ? 0 : 1);
+exit();
 
 async function route(kind: string, upstream: string, expected: string | RegExp) {
   console.log(`\n== Claude Code (Vertex mode) to ${kind}`);
@@ -100,19 +90,3 @@ async function route(kind: string, upstream: string, expected: string | RegExp) 
   await gateway.stop();
 }
 
-/** npm install into a temporary directory; the platform's native binary comes as an optional dependency. */
-function install(): string {
-  const dir = mkdtempSync(join(tmpdir(), "parley-claude-code-"));
-  console.log(`installing ${PACKAGE} into ${dir}`);
-  const npm = Bun.spawnSync(["npm", "install", "--no-audit", "--no-fund", "--prefix", dir, PACKAGE], { stdout: "inherit", stderr: "inherit" });
-  if (npm.exitCode !== 0) throw new Error(`npm install ${PACKAGE} failed`);
-  const libc = existsSync("/etc/alpine-release") ? "-musl" : "";
-  const candidates = [
-    join(dir, "node_modules/@anthropic-ai", `claude-code-${process.platform}-${process.arch}${libc}`, "claude"),
-    join(dir, "node_modules/@anthropic-ai/claude-code/bin/claude.exe"),
-    join(dir, "node_modules/.bin/claude"),
-  ];
-  const found = candidates.find((path) => existsSync(path));
-  if (!found) throw new Error(`no claude binary in ${dir}`);
-  return found;
-}

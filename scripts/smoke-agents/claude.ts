@@ -7,29 +7,16 @@
  * whose answer to the result must end the turn (it once looped ~1,100 requests a minute). Prints every call Claude Code made
  * (method, path, model, anthropic-beta), so a new release's habits show. Exits 1 on a failed check.
  */
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startClaudeGateway } from "../../test/lib/claude-gateway.ts";
+import { claudeCode, smokeRun } from "./harness.ts";
 import { startGateway, TEST_KEY } from "../../test/lib/gateway.ts";
 
-// The dist-tag, not the bare name: npm 11 on Node 20 resolves a bare name to the newest release whose
-// `engines` allow Node 20 (2.1.197), while the native binary runs anywhere and users get `latest`.
-const PACKAGE = process.env.CLAUDE_CODE_PACKAGE ?? "@anthropic-ai/claude-code@latest";
-let failures = 0;
-const check = (name: string, ok: boolean, detail = "") => {
-  if (!ok) failures++;
-  console.log(`${ok ? "ok  " : "FAIL"} ${name}${detail ? `: ${detail}` : ""}`);
-};
+const { check, exit } = smokeRun("claude");
 
-// The install, Claude Code's home and the gateway's data all go under one directory, removed at exit.
-const scratch = mkdtempSync(join(tmpdir(), "parley-smoke-claude-"));
-process.env.TMPDIR = scratch;
-process.on("exit", () => rmSync(scratch, { recursive: true, force: true }));
-
-const binary = process.env.CLAUDE_BIN ?? install();
-const version = Bun.spawnSync([binary, "--version"]).stdout.toString().trim();
-console.log(`claude ${version}`);
+const binary = claudeCode();
 
 // The lossless route (Claude to Bedrock Claude), then a cross-family one: Claude Code's own model
 // name aliased to an OpenAI model, as a user who points it at GPT or a local model does.
@@ -38,7 +25,7 @@ await route("an OpenAI model", { MODEL_ALIASES: "claude-opus-5-5=gpt-4o,claude-s
 await route("the Anthropic API", {}, "Hello from Anthropic", [], "anthropic");
 await route("the Anthropic API overloaded, failing over to Bedrock", {}, "Hello from Claude", [], "overloaded");
 await route("the mock's tool call", {}, "returned:", ["--model", "mock/tools"]);
-process.exit(failures === 0 ? 0 : 1);
+exit();
 
 /** `anthropic`: an Anthropic upstream first (parley.toml), Bedrock after it; `overloaded`: it answers every call with 529. */
 async function route(name: string, env: Record<string, string>, expected: string, args: string[] = [], anthropic?: "anthropic" | "overloaded") {
@@ -122,19 +109,3 @@ async function route(name: string, env: Record<string, string>, expected: string
   await (claude ?? gateway).stop();
 }
 
-/** npm install into a temporary directory; the platform's native binary comes as an optional dependency. */
-function install(): string {
-  const dir = mkdtempSync(join(tmpdir(), "parley-claude-code-"));
-  console.log(`installing ${PACKAGE} into ${dir}`);
-  const npm = Bun.spawnSync(["npm", "install", "--no-audit", "--no-fund", "--prefix", dir, PACKAGE], { stdout: "inherit", stderr: "inherit" });
-  if (npm.exitCode !== 0) throw new Error(`npm install ${PACKAGE} failed`);
-  const libc = existsSync("/etc/alpine-release") ? "-musl" : "";
-  const candidates = [
-    join(dir, "node_modules/@anthropic-ai", `claude-code-${process.platform}-${process.arch}${libc}`, "claude"),
-    join(dir, "node_modules/@anthropic-ai/claude-code/bin/claude.exe"),
-    join(dir, "node_modules/.bin/claude"),
-  ];
-  const found = candidates.find((path) => existsSync(path));
-  if (!found) throw new Error(`no claude binary in ${dir}`);
-  return found;
-}

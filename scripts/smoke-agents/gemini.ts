@@ -7,24 +7,17 @@
  * the Anthropic API, Bedrock, OpenAI and the mock. Prints every call Gemini CLI made. Exits 1 on a
  * failed check.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { message } from "../../test/lib/fake-anthropic.ts";
 import { reply } from "../../test/lib/fake-gemini.ts";
 import { TEST_KEY } from "../../test/lib/gateway.ts";
 import { startGoogleGateway, type GoogleGateway } from "../../test/lib/google-gateway.ts";
+import { smokeRun } from "./harness.ts";
 
 const PACKAGE = process.env.GEMINI_CLI_PACKAGE ?? "@google/gemini-cli@latest";
-let failures = 0;
-const check = (name: string, ok: boolean, detail = "") => {
-  if (!ok) failures++;
-  console.log(`${ok ? "ok  " : "FAIL"} ${name}${detail ? `: ${detail}` : ""}`);
-};
-
-const scratch = mkdtempSync(join(tmpdir(), "parley-smoke-gemini-"));
-process.env.TMPDIR = scratch;
-process.on("exit", () => rmSync(scratch, { recursive: true, force: true }));
+const { check, exit } = smokeRun("gemini");
 
 const binary = process.env.GEMINI_BIN ?? install();
 console.log(`gemini ${Bun.spawnSync([binary, "--version"]).stdout.toString().trim()}`);
@@ -39,7 +32,7 @@ const KINDS: [kind: string, upstream: string, expected: string | RegExp][] = [
   ["mock", "mock", /\S/],
 ];
 for (const [kind, upstream, expected] of KINDS) await route(kind, upstream, expected);
-process.exit(failures === 0 ? 0 : 1);
+exit();
 
 async function route(kind: string, upstream: string, expected: string | RegExp) {
   console.log(`\n== Gemini CLI to ${kind}`);
