@@ -64,9 +64,9 @@ const GROUP_RAW: Record<Grouping, string> = {
 const GROUP_ROLLUP: Record<Exclude<Grouping, RawOnly>, string> = {
   model: "NULLIF(model, '')", upstream: "NULLIF(provider, '')", key: "key_label", route: "COALESCE(NULLIF(route, ''), '-')", day: DAY_OF("hour"),
 };
-const RAW_SUMS = `1 AS requests, COALESCE(input_tokens, 0) AS i, COALESCE(output_tokens, 0) AS o,
+const RAW_SUMS = `1 AS requests, CASE WHEN outcome = 'ok' THEN 0 ELSE 1 END AS e, COALESCE(input_tokens, 0) AS i, COALESCE(output_tokens, 0) AS o,
   COALESCE(cache_read_tokens, 0) AS cr, COALESCE(cache_write_tokens, 0) AS cw, cost_usd AS c`;
-const ROLLUP_SUMS = "requests, input_tokens AS i, output_tokens AS o, cache_read_tokens AS cr, cache_write_tokens AS cw, cost_usd AS c";
+const ROLLUP_SUMS = "requests, errors AS e, input_tokens AS i, output_tokens AS o, cache_read_tokens AS cr, cache_write_tokens AS cw, cost_usd AS c";
 
 /**
  * Usage in Postgres (DATABASE_URL), shared by every gateway that names it. A write is one
@@ -105,7 +105,7 @@ export function createPostgresUsageStore(sql: SQL, log?: { info(...args: unknown
         ? `SELECT ${raw}${GROUP_RAW[by]} AS g, ${RAW_SUMS} FROM usage WHERE time >= $1`
         : `SELECT ${rolled}${GROUP_ROLLUP[by]} AS g, ${ROLLUP_SUMS} FROM usage_hourly WHERE hour >= $2
            UNION ALL SELECT ${raw}${GROUP_RAW[by]} AS g, ${RAW_SUMS} FROM usage WHERE time >= $1 AND time < $2::bigint * 1000`;
-      const rows: UsageRow[] = await sql.unsafe(`SELECT ${bucket ? `b::float8 AS start, ` : ""}g AS "group", SUM(requests)::float8 AS requests,
+      const rows: UsageRow[] = await sql.unsafe(`SELECT ${bucket ? `b::float8 AS start, ` : ""}g AS "group", SUM(requests)::float8 AS requests, ${bucket ? "SUM(e)::float8 AS errors, " : ""}
           SUM(i)::float8 AS input_tokens, SUM(o)::float8 AS output_tokens, SUM(cr)::float8 AS cache_read_tokens,
           SUM(cw)::float8 AS cache_write_tokens, SUM(c)::float8 AS cost_usd
         FROM (${from}) AS t GROUP BY ${bucket ? "1, 2 ORDER BY start ASC, " : "1 ORDER BY "}${order}`, isRawOnly(by) ? [since * 1000] : [since * 1000, hour]);

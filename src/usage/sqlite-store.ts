@@ -64,9 +64,9 @@ const GROUP_ROLLUP: Record<Exclude<Grouping, RawOnly>, string> = {
   model: "NULLIF(model, '')", upstream: "NULLIF(provider, '')", key: "key_label", route: "COALESCE(NULLIF(route, ''), '-')",
   day: "strftime('%Y-%m-%d', hour, 'unixepoch')",
 };
-const RAW_SUMS = `1 AS requests, COALESCE(input_tokens, 0) AS i, COALESCE(output_tokens, 0) AS o,
+const RAW_SUMS = `1 AS requests, CASE WHEN outcome = 'ok' THEN 0 ELSE 1 END AS e, COALESCE(input_tokens, 0) AS i, COALESCE(output_tokens, 0) AS o,
   COALESCE(cache_read_tokens, 0) AS cr, COALESCE(cache_write_tokens, 0) AS cw, cost_usd AS c`;
-const ROLLUP_SUMS = "requests, input_tokens AS i, output_tokens AS o, cache_read_tokens AS cr, cache_write_tokens AS cw, cost_usd AS c";
+const ROLLUP_SUMS = "requests, errors AS e, input_tokens AS i, output_tokens AS o, cache_read_tokens AS cr, cache_write_tokens AS cw, cost_usd AS c";
 
 /**
  * Usage in parley.db. A write lays the records' values out ROWS_PER_INSERT to a statement (binding
@@ -134,7 +134,7 @@ export function createSqliteUsageStore(database: () => Database): UsageStore {
         ? `SELECT ${raw}${GROUP_RAW[by]} AS g, ${RAW_SUMS} FROM usage WHERE time >= $since`
         : `SELECT ${rolled}${GROUP_ROLLUP[by]} AS g, ${ROLLUP_SUMS} FROM usage_hourly WHERE hour >= $hour
            UNION ALL SELECT ${raw}${GROUP_RAW[by]} AS g, ${RAW_SUMS} FROM usage WHERE time >= $since AND time < $hourMs`;
-      const rows = db().query<UsageRow, Record<string, number>>(`SELECT ${bucket ? `b AS start, ` : ""}g AS "group", SUM(requests) AS requests,
+      const rows = db().query<UsageRow, Record<string, number>>(`SELECT ${bucket ? `b AS start, ` : ""}g AS "group", SUM(requests) AS requests, ${bucket ? "SUM(e) AS errors, " : ""}
           SUM(i) AS input_tokens, SUM(o) AS output_tokens, SUM(cr) AS cache_read_tokens, SUM(cw) AS cache_write_tokens, SUM(c) AS cost_usd
         FROM (${from}) GROUP BY ${bucket ? "1, 2 ORDER BY start ASC, " : "1 ORDER BY "}${order}`)
         .all(isRawOnly(by) ? { since: since * 1000 } : { since: since * 1000, hour, hourMs: hour * 1000 });

@@ -11,6 +11,8 @@ export interface UsageRow {
   start?: number;
   group: string | null;
   requests: number;
+  /** With a bucket: requests that did not end well (an error status, a broken or cancelled stream), for the error rate. */
+  errors?: number;
   input_tokens: number;
   output_tokens: number;
   cache_read_tokens: number;

@@ -134,13 +134,11 @@ describe("the dashboard", () => {
       expect(shown.map((cells) => digits(cells[2]!))).toEqual(expectedRows.map((r) => r.input_tokens));
       expect(shown.map((cells) => digits(cells[3]!))).toEqual(expectedRows.map((r) => r.output_tokens));
       const bucketed = await g.usage("since=24h&by=model&bucket=hour");
-      if (bucketed.every((r) => typeof r.start === "number")) {
-        // Three plots (cost, requests, cache share), each a drawn canvas with a legend naming the groups.
-        expect(await tab.page.locator(".plot canvas").count()).toBeGreaterThanOrEqual(3);
-        await expect(tab.page.locator(".plot").first().textContent()).resolves.toContain("gpt-4o-mini");
-      } else {
-        await tab.page.getByText("Plots over time wait for").waitFor();
-      }
+      expect(bucketed.every((r) => typeof r.start === "number" && typeof r.errors === "number")).toBe(true);
+      // Four plots (cost, requests, error rate, cache share), each a drawn canvas; the first's legend names the groups.
+      await tab.page.getByRole("img", { name: "error rate" }).locator("canvas").waitFor();
+      expect(await tab.page.locator(".plot canvas").count()).toBeGreaterThanOrEqual(4);
+      await expect(tab.page.locator(".plot").first().textContent()).resolves.toContain("gpt-4o-mini");
       await tab.page.screenshot({ path: join(SHOTS, "dashboard-usage.png"), fullPage: true });
       const download = tab.page.waitForEvent("download");
       await tab.page.getByRole("button", { name: "Export CSV" }).click();

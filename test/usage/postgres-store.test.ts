@@ -88,6 +88,10 @@ describe("usage in Postgres and in SQLite (contract 21)", () => {
     const counted = new Map<number, number>();
     for (const row of hours) counted.set(row.start!, (counted.get(row.start!) ?? 0) + row.requests);
     expect([...counted]).toEqual([...perHour].sort(([a], [b]) => a - b));
+    // The error rate's numerator (contract 20's plot): the requests that did not end well, per bucket.
+    expect(hours.reduce((n, row) => n + row.errors!, 0)).toBe(kept.filter((r) => r.outcome !== "ok").length);
+    expect((await sqlite.summarize(since, "key", "day")).reduce((n, row) => n + row.errors!, 0)).toBe(kept.filter((r) => r.outcome !== "ok").length);
+    expect((await postgres.summarize(since, "key"))[0]).not.toHaveProperty("errors");
     await postgres.close();
   });
 

@@ -136,7 +136,7 @@ export function Usage(_: { admin: boolean }) {
               <Table caption={`Usage by ${by}, last ${range}`} rows={rows} rowKey={(r) => groupName(r.group)} columns={COLUMNS} />
               <h2>Requests by {by}</h2>
               <Plot label={`requests by ${by} over the last ${range}`} times={plots.requests.times} series={plots.requests.series} stacked unit={count} />
-              {plots.errorRate ? <Plot label="error rate" times={plots.requests.times} series={[plots.errorRate]} unit={percent} range={SHARE} /> : <p className="hint">The error rate appears once /v1/usage reports errors per bucket.</p>}
+              {plots.errorRate ? <Plot label="error rate" times={plots.requests.times} series={[plots.errorRate]} unit={percent} range={SHARE} /> : null}
               <Table caption={`Requests by ${by}, last ${range}`} rows={rows} rowKey={(r) => groupName(r.group)} columns={REQUEST_COLUMNS} />
               <h2>Cache-read share of input</h2>
               <Plot label="share of input tokens read from the prompt cache" times={plots.requests.times} series={[plots.share]} unit={percent} range={SHARE} />
