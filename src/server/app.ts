@@ -146,7 +146,7 @@ export function createApp({ config, log, accessLog, entries, telemetry = TELEMET
       reloader = reload;
       settings = entries;
     },
-    handle: cassettes ? (request: Request, peer?: string) => cassettes.within(request, (r) => handle(r, peer)) : handle,
+    handle: cassettes ? (request: Request, peer?: string | (() => string | undefined)) => cassettes.within(request, (r) => handle(r, peer)) : handle,
     async close() {
       discovery.stop();
       await cassettes?.flush();

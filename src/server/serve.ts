@@ -45,7 +45,7 @@ export function runServer(config: Config, log: Logger, { worker, reload }: RunOp
         // is for connections between requests, and BODY_TIMEOUT_S for a body that stops arriving.
         server.timeout(request, 0);
         if (server.pendingRequests > maxConnections) return overloaded(maxConnections);
-        return app.handle(request, server.requestIP(request)?.address);
+        return app.handle(request, () => server.requestIP(request)?.address);
       },
       hostname: config.host,
       port: config.port,

@@ -28,13 +28,13 @@ export async function readText(request: Request, max: number, time?: BodyTime): 
   const length = request.headers.get("content-length");
   if (length !== null) {
     if (Number(length) > max) throw tooLarge(max);
-    // A small body earns no time for its bytes: Bun's own read, raced against the one deadline.
-    if (!time || Number(length) <= time.minRate) return time ? timed(request.text(), deadline(time, () => 0)) : request.text();
+    // A small body earns no time for its bytes: Bun's own read, under the one deadline.
+    if (!time || Number(length) <= time.minRate) return time ? timed(request.text(), time, () => 0) : request.text();
   }
   if (!request.body) return "";
   if (!time) return collect(request.body, max, () => {});
   let seen = 0;
-  return timed(collect(request.body, max, (n) => (seen = n)), deadline(time, () => seen));
+  return timed(collect(request.body, max, (n) => (seen = n)), time, () => seen);
 }
 
 /** The stream's bytes as text, in one buffer grown by doubling: never one array per chunk, so 1-byte chunks cost what their bytes do. */
@@ -55,29 +55,62 @@ async function collect(body: ReadableStream<Uint8Array>, max: number, progress: 
   return Buffer.from(buffer.buffer, 0, seen).toString();
 }
 
-/** Fails once BODY_TIMEOUT_S plus a second per BODY_MIN_RATE bytes received have passed; one timer, re-armed only when it fires. */
-function deadline(time: BodyTime, received: () => number) {
-  const start = performance.now();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    const check = () => {
-      const left = start + (time.timeoutS + received() / time.minRate) * 1000 - performance.now();
-      if (left <= 0) return reject(bodyTimedOut(time));
-      timer = setTimeout(check, left);
-    };
-    timer = setTimeout(check, time.timeoutS * 1000);
-  });
-  return { expired, stop: () => clearTimeout(timer) };
+/** A body being read: when it began, and what it has received so far. */
+interface Reading {
+  start: number;
+  time: BodyTime;
+  received: () => number;
+  fail: (error: GatewayError) => void;
 }
 
-async function timed(read: Promise<string>, limit: ReturnType<typeof deadline>): Promise<string> {
-  // The read that loses the race fails once the connection closes: nobody is waiting for it.
-  read.catch(() => {});
-  try {
-    return await Promise.race([read, limit.expired]);
-  } finally {
-    limit.stop();
+/**
+ * Every body being read, looked at by one sweeper every SWEEP_MS: a timer per body (set, then
+ * cleared) and a race cost each request more than the rest of its read. A body is cut at most one
+ * sweep after BODY_TIMEOUT_S plus a second per BODY_MIN_RATE bytes received.
+ */
+const reading = new Set<Reading>();
+const SWEEP_MS = 250;
+let sweeper: ReturnType<typeof setInterval> | undefined;
+
+function sweep(): void {
+  const now = performance.now();
+  for (const r of reading) {
+    if (now - r.start < (r.time.timeoutS + r.received() / r.time.minRate) * 1000) continue;
+    reading.delete(r);
+    r.fail(bodyTimedOut(r.time));
   }
+  if (reading.size === 0 && sweeper !== undefined) {
+    clearInterval(sweeper);
+    sweeper = undefined;
+  }
+}
+
+/** Watches a body from now: `fail` is told once its time is up. Returns what stops the watch. */
+function watch(time: BodyTime, received: () => number, fail: (error: GatewayError) => void): () => void {
+  const entry: Reading = { start: performance.now(), time, received, fail };
+  reading.add(entry);
+  if (sweeper === undefined) {
+    sweeper = setInterval(sweep, SWEEP_MS);
+    sweeper.unref?.();
+  }
+  return () => reading.delete(entry);
+}
+
+/** The read, or a 408 once the body's time is up. The read that loses fails once the connection closes: nobody waits for it. */
+function timed(read: Promise<string>, time: BodyTime, received: () => number): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    const stop = watch(time, received, reject);
+    read.then(
+      (text) => {
+        stop();
+        resolve(text);
+      },
+      (error) => {
+        stop();
+        reject(error);
+      },
+    );
+  });
 }
 
 /** A JSON endpoint's body: JSON, and an object; anything else is the client's 400. */
@@ -120,12 +153,11 @@ export function counted(request: Request, max: number, time?: BodyTime): { reque
   if ((!chunked && !time) || !request.body) return { request, over: () => false, late: () => false };
   let seen = 0;
   let late = false;
-  let limit: ReturnType<typeof deadline> | undefined;
+  let stop: (() => void) | undefined;
   const body = request.body.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({
     start(controller) {
       if (!time) return;
-      limit = deadline(time, () => seen);
-      limit.expired.catch((error) => {
+      stop = watch(time, () => seen, (error) => {
         late = true;
         controller.error(error);
       });
@@ -136,7 +168,7 @@ export function counted(request: Request, max: number, time?: BodyTime): { reque
       controller.error(tooLarge(max));
     },
     flush() {
-      limit?.stop();
+      stop?.();
     },
   }));
   return { request: new Request(request, { body, duplex: "half" } as RequestInit), over: () => seen > max, late: () => late };

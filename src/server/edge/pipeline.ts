@@ -47,8 +47,8 @@ export function createPipeline(endpoints: Endpoint[], options: PipelineOptions) 
   const router = createRouter(endpoints);
   const failedKeys = createFailedKeys();
 
-  /** `peer`: the socket's address, when served over a socket (wrong keys are counted by it). */
-  async function handle(request: Request, peer?: string): Promise<Response> {
+  /** `peer`: the socket's address (or how to ask for it: only a wrong key needs it), when served over a socket (wrong keys are counted by it). */
+  async function handle(request: Request, peer?: string | (() => string | undefined)): Promise<Response> {
     const id = requestId(request);
     const headers: Record<string, string> = { [REQUEST_ID]: id };
     const log = accessLog && new RequestLog(accessLog, request.method, request.url, id);
@@ -75,7 +75,8 @@ export function createPipeline(endpoints: Endpoint[], options: PipelineOptions) 
         ? await plain(endpoint, request, headers, log, found.params, mark === -1 ? "" : url.slice(mark + 1))
         : await traced(endpoint, request, headers, log, found.params, mark === -1 ? "" : url.slice(mark));
     } catch (error) {
-      const throttled = peer !== undefined && error instanceof GatewayError && error.status === 401 ? failedKeys.failed(peer) : undefined;
+      const address = error instanceof GatewayError && error.status === 401 ? (typeof peer === "function" ? peer() : peer) : undefined;
+      const throttled = address !== undefined ? failedKeys.failed(address) : undefined;
       response = failure(throttled ?? error, request, headers, renderer, debug, logger);
     }
     if (found?.head) response = await bodiless(response);
