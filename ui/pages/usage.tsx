@@ -87,7 +87,7 @@ export function Usage(_: { admin: boolean }) {
     void call<Usage>(`/v1/usage?since=${range}&by=${by}&bucket=${RANGES[range][0]}`).then(setBuckets);
   }, [range, by]);
   const plots = useMemo(() => {
-    if (!buckets?.ok || !buckets.data.data.every((r) => typeof r.start === "number")) return undefined;
+    if (!buckets?.ok) return undefined;
     const rows = buckets.data.data;
     const step = RANGES[range][1];
     const spend = shape(rows, since, step, metric === "cost" ? (r) => r.cost_usd ?? 0 : tokens);
@@ -96,10 +96,9 @@ export function Usage(_: { admin: boolean }) {
     const cacheRead = all((r) => r.cache_read_tokens);
     const input = all((r) => r.input_tokens + r.cache_read_tokens + r.cache_write_tokens);
     const share: Series = { label: "cache-read share", values: input.map((v, i) => (v ? cacheRead[i]! / v : null)) };
-    const hasErrors = rows.some((r) => typeof r.errors === "number");
     const req = all((r) => r.requests);
-    const errorRate: Series = { label: "error rate", values: hasErrors ? all((r) => r.errors ?? 0).map((e, i) => (req[i] ? e / req[i]! : null)) : [] };
-    return { spend, requests, share, errorRate: hasErrors ? errorRate : undefined };
+    const errorRate: Series = { label: "error rate", values: all((r) => r.errors ?? 0).map((e, i) => (req[i] ? e / req[i]! : null)) };
+    return { spend, requests, share, errorRate };
   }, [buckets, metric, range, since]);
   if (!totals) return <p className="loading">Loading…</p>;
   if (!totals.ok) return <Problem answer={totals} what="usage" />;
@@ -136,17 +135,17 @@ export function Usage(_: { admin: boolean }) {
               <Table caption={`Usage by ${by}, last ${range}`} rows={rows} rowKey={(r) => groupName(r.group)} columns={COLUMNS} />
               <h2>Requests by {by}</h2>
               <Plot label={`requests by ${by} over the last ${range}`} times={plots.requests.times} series={plots.requests.series} stacked unit={count} />
-              {plots.errorRate ? <Plot label="error rate" times={plots.requests.times} series={[plots.errorRate]} unit={percent} range={SHARE} /> : null}
+              <h2>Error rate</h2>
+              <Plot label="error rate" times={plots.requests.times} series={[plots.errorRate]} unit={percent} range={SHARE} />
               <Table caption={`Requests by ${by}, last ${range}`} rows={rows} rowKey={(r) => groupName(r.group)} columns={REQUEST_COLUMNS} />
               <h2>Cache-read share of input</h2>
               <Plot label="share of input tokens read from the prompt cache" times={plots.requests.times} series={[plots.share]} unit={percent} range={SHARE} />
               <Table caption={`Cache reads by ${by}, last ${range}`} rows={rows} rowKey={(r) => groupName(r.group)} columns={CACHE_COLUMNS} />
             </>
+          ) : buckets && !buckets.ok ? (
+            <Problem answer={buckets} what="usage over time" />
           ) : (
-            <>
-              <p className="note" role="status">Plots over time wait for <code>/v1/usage?bucket=hour|day</code> (the hourly rollups of contract 21); the totals are below.</p>
-              <Table caption={`Usage by ${by}, last ${range}`} rows={rows} rowKey={(r) => groupName(r.group)} columns={COLUMNS} />
-            </>
+            <p className="loading">Loading…</p>
           )}
         </>
       )}
