@@ -9,7 +9,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { claudeCode, smokeRun } from "./harness.ts";
+import { claudeCode, smokeRun } from "./_harness.ts";
 import { startGateway, TEST_KEY } from "../../test/lib/gateway.ts";
 
 const { check, exit } = smokeRun("claude-bedrock");

@@ -11,7 +11,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startClaudeGateway } from "../../test/lib/claude-gateway.ts";
-import { claudeCode, smokeRun } from "./harness.ts";
+import { claudeCode, smokeRun } from "./_harness.ts";
 import { startGateway, TEST_KEY } from "../../test/lib/gateway.ts";
 
 const { check, exit } = smokeRun("claude");

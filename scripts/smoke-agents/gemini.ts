@@ -14,7 +14,7 @@ import { message } from "../../test/lib/fake-anthropic.ts";
 import { reply } from "../../test/lib/fake-gemini.ts";
 import { TEST_KEY } from "../../test/lib/gateway.ts";
 import { startGoogleGateway, type GoogleGateway } from "../../test/lib/google-gateway.ts";
-import { smokeRun } from "./harness.ts";
+import { smokeRun } from "./_harness.ts";
 
 const PACKAGE = process.env.GEMINI_CLI_PACKAGE ?? "@google/gemini-cli@latest";
 const { check, exit } = smokeRun("gemini");
