@@ -5,13 +5,14 @@
  * short slices taken in turn (the order rotated every slice), so every variant sees the same noise:
  * what a change buys in CPU per request and req/s, on a shared machine. `DIR@no-smol` runs that
  * checkout without `--smol` (as `--no-smol` does for all); `DIR@KEY=VALUE` adds to its environment
- * (`../main@USAGE=off@METRICS=off`), so one checkout can be compared with a feature on and off.
+ * (`../main@USAGE=off@METRICS=off`), so one checkout can be compared with a feature on and off;
+ * `DIR@live` keeps a client on its `/admin/v1/events` all along, as the dashboard's Live page does.
  * `floor` adds scripts/bench/floor.ts, the least the contract asks of a proxy (paths json and messages).
  */
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { load, total, wrk, type Load, type Target } from "./measure.ts";
-import { anthropicUpstream, createFleet, KEY } from "./processes.ts";
+import { load, median, total, wrk, type Load, type Target } from "./measure.ts";
+import { anthropicUpstream, createFleet, KEY, watchLive } from "./processes.ts";
 import { floorRequest, parleyRequest, PATHS } from "./profile-paths.ts";
 
 const { values, positionals } = parseArgs({
@@ -32,6 +33,7 @@ const headers = { authorization: `Bearer ${KEY}`, "content-type": "application/j
 try {
   const upstream = await fleet.startUpstream();
   const hop = await fleet.startHop(upstream.url);
+  const lives: ReturnType<typeof watchLive>[] = [];
   const variants: { name: string; pid: number; target: Target }[] = [
     { name: "hop", pid: hop.proc.pid, target: { name: "hop", url: `${hop.url}${path.upstreamPath}`, body: JSON.stringify(path.upstreamBody ?? path.body), headers } },
   ];
@@ -47,6 +49,7 @@ try {
     const env = Object.fromEntries(flags.filter((flag) => flag.includes("=")).map((flag) => [flag.slice(0, flag.indexOf("=")), flag.slice(flag.indexOf("=") + 1)]));
     if (path.anthropic) env.PARLEY_UPSTREAMS ??= anthropicUpstream(dir, upstream.url);
     const parley = await fleet.startParley([process.execPath, "--no-env-file", ...(smol ? ["--smol"] : []), join(resolve(where!), "src/cli.ts")], upstream.url, env);
+    if (flags.includes("live")) lives.push(watchLive(parley.url));
     const request = parleyRequest(path, KEY);
     variants.push({ name: checkout, pid: parley.proc.pid, target: { name: checkout, url: `${parley.url}${request.url}`, body: JSON.stringify(path.body), headers: request.headers } });
   }
@@ -62,8 +65,12 @@ try {
   console.log(`path ${values.path}, ${values.slices} slices of ${values.seconds} s each, wrk -t1 -c${values.connections}`);
   for (const v of variants) {
     const t = total(runs.get(v.name)!);
-    console.log(`  ${v.name.padEnd(30)} ${t.rps.toFixed(0).padStart(6)} req/s (${(t.rps / base.rps).toFixed(2)}x)  CPU ${t.cpuUs.toFixed(1).padStart(5)} µs/request (${(t.cpuUs - base.cpuUs >= 0 ? "+" : "")}${(t.cpuUs - base.cpuUs).toFixed(1)})  peak RSS ${t.peakRss.toFixed(0)} MB`);
+    // Noise only ever adds CPU: a slice's least is the steadiest sign of a variant's own cost.
+    const slices = runs.get(v.name)!.map((r) => (r.cpu / r.requests) * 1e6);
+    console.log(`  ${v.name.padEnd(30)} ${t.rps.toFixed(0).padStart(6)} req/s (${(t.rps / base.rps).toFixed(2)}x)  CPU ${t.cpuUs.toFixed(1).padStart(5)} µs/request (${(t.cpuUs - base.cpuUs >= 0 ? "+" : "")}${(t.cpuUs - base.cpuUs).toFixed(1)}; slices median ${median(slices).toFixed(1)}, least ${Math.min(...slices).toFixed(1)})  peak RSS ${t.peakRss.toFixed(0)} MB`);
   }
+  for (const live of lives) console.log(`  (a Live page read ${live.events()} request events)`);
+  await Promise.all(lives.map((live) => live.stop()));
 } finally {
   fleet.stop();
 }

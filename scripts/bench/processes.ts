@@ -69,6 +69,28 @@ export function createFleet(name: string, keep?: string) {
   };
 }
 
+/**
+ * The dashboard's Live page as parley sees it: one client on `/admin/v1/events?last=500` (what the
+ * page asks for), reading every event as it comes and keeping none. `events()` counts the
+ * `request` events read so far.
+ */
+export function watchLive(url: string) {
+  const stop = new AbortController();
+  let events = 0;
+  const done = (async () => {
+    const response = await fetch(`${url}/admin/v1/events?last=500`, { headers: { authorization: `Bearer ${KEY}` }, signal: stop.signal });
+    if (!response.ok || !response.body) throw new Error(`/admin/v1/events answered ${response.status}`);
+    const decoder = new TextDecoder();
+    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+      const text = decoder.decode(chunk, { stream: true });
+      for (let at = text.indexOf("event: request"); at !== -1; at = text.indexOf("event: request", at + 1)) events++;
+    }
+  })().catch((error) => {
+    if (!stop.signal.aborted) throw error;
+  });
+  return { events: () => events, stop: () => (stop.abort(), done) };
+}
+
 async function waitHealthy(url: string) {
   for (let i = 0; i < 2500; i++) {
     if (await fetch(`${url}/health`).then((r) => r.status < 500, () => false)) return;

@@ -1,6 +1,6 @@
 /**
  * `bun scripts/bench/profile.ts [--path json|stream|bedrock|anthropic|converse|mock|messages|messages-stream|responses|responses-stream|bedrock-invoke|bedrock-invoke-stream] [--hop] [--no-smol]
- *   [--seconds 10] [--connections 32] [--keep DIR]`
+ *   [--seconds 10] [--connections 32] [--keep DIR] [--live]`
  * Runs parley from source (or, with --hop, the reference hop) under `bun --cpu-prof` while wrk loads
  * one path, then prints where the CPU went: self time per function and per module, each as % of the
  * samples and as µs per request, next to the process's CPU per request from /proc and its heap.
@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { rssMb } from "../../test/lib/proc.ts";
 import { load, wrk, type Target } from "./measure.ts";
-import { anthropicUpstream, createFleet, KEY, root } from "./processes.ts";
+import { anthropicUpstream, createFleet, KEY, root, watchLive } from "./processes.ts";
 import { parleyRequest, PATHS } from "./profile-paths.ts";
 
 const { values } = parseArgs({
@@ -18,7 +18,7 @@ const { values } = parseArgs({
   options: {
     path: { type: "string", default: "json" }, hop: { type: "boolean", default: false }, "no-smol": { type: "boolean", default: false },
     seconds: { type: "string", default: "10" }, connections: { type: "string", default: "32" }, keep: { type: "string" },
-    "no-cpu-prof": { type: "boolean", default: false },
+    "no-cpu-prof": { type: "boolean", default: false }, live: { type: "boolean", default: false },
   },
 });
 if (!wrk) throw new Error("profiling needs wrk (apt-get install wrk)");
@@ -44,10 +44,13 @@ try {
   const target: Target = values.hop
     ? { name: "hop", url: `${server.url}${path.upstreamPath}`, body: JSON.stringify(path.upstreamBody ?? path.body), headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" } }
     : { name: "parley", url: `${server.url}${parleyRequest(path, KEY).url}`, body: JSON.stringify(path.body), headers: parleyRequest(path, KEY).headers };
+  // --live: a client on /admin/v1/events all along, as the dashboard's Live page.
+  const live = values.live && !values.hop ? watchLive(server.url) : undefined;
   const warm = await load(target, server.proc.pid, Number(values.connections), 2, dir);
   const threadsBefore = threadCpu(server.proc.pid);
   const run = await load(target, server.proc.pid, Number(values.connections), Number(values.seconds), dir);
   const rss = rssMb(server.proc.pid);
+  await live?.stop();
   const threads = threadCpu(server.proc.pid);
 
   server.proc.kill("SIGINT");

@@ -43,12 +43,15 @@ export function Live(_: { admin: boolean }) {
   const [paused, setPaused] = useState(false);
   const [held, setHeld] = useState<Row[]>([]);
   const [filter, setFilter] = useState("");
+  const [skipped, setSkipped] = useState(0);
   const [problem, setProblem] = useState<Extract<Answer<unknown>, { ok: false }>>();
   useEffect(() => {
     const stop = new AbortController();
-    void events("/admin/v1/events", (name, data) => {
-      if (name !== "request") return;
+    // The newest KEEP each half second: more than that could not be shown, and would cost the gateway.
+    void events(`/admin/v1/events?last=${KEEP}`, (name, data) => {
       try {
+        if (name === "skipped") return setSkipped((n) => n + (JSON.parse(data) as { count: number }).count);
+        if (name !== "request") return;
         const row = JSON.parse(data) as Row;
         setHeld((h) => [row, ...h].slice(0, KEEP));
       } catch {
@@ -75,6 +78,7 @@ export function Live(_: { admin: boolean }) {
         <input id="live-filter" type="search" placeholder="model, key, upstream, status…" value={filter} onChange={(e) => setFilter(e.target.value)} />
         <button type="button" aria-pressed={paused} onClick={() => setPaused(!paused)}>{paused ? `Resume (${held.length} waiting)` : "Pause"}</button>
       </div>
+      {skipped > 0 && <p className="note">{num(skipped)} more requests finished than this page lists: it shows the newest {KEEP} each half second.</p>}
       {rows.length === 0 ? (
         <Empty>
           <p><strong>Waiting for requests.</strong> Each request appears here as it finishes.</p>
