@@ -23,7 +23,9 @@ export async function call<T>(path: string, init: RequestInit = {}, key = sessio
   const body = await response.json().catch(() => null);
   if (response.ok) return { ok: true, data: body as T };
   const message = body?.error?.message ?? (typeof body?.message === "string" ? body.message : `${response.status} ${response.statusText}`);
-  return { ok: false, status: response.status, message };
+  // A refused field's rule is in `details` (a 422 says "Invalid value for 'rpm'." and, there, what it takes).
+  const details = typeof body?.error?.details === "string" ? ` ${body.error.details}` : "";
+  return { ok: false, status: response.status, message: message + details };
 }
 
 /** What the signed-in key may see: `admin` acts, `usage` reads. */

@@ -38,8 +38,13 @@ async function gateway() {
   const usage = async (query: string) => ((await (await fetch(`${url}/v1/usage?${query}`, { headers: { authorization: `Bearer ${TEST_KEY}` } })).json()) as { data: Record<string, any>[] }).data;
   // The page handles these failed answers itself: the admin API missing from this gateway, a key without a scope, a wrong key.
   const expected = (at: string, status: number) =>
-    (!admin && status === 404 && at.includes("/admin/v1/")) || (status === 403 && at.includes("/admin/v1/")) || (status === 401 && at.includes("/v1/usage"));
-  return { gateway, url, admin, chat, usage, expected, stop: () => gateway.stop() };
+    (!admin && status === 404 && at.includes("/admin/v1/")) || (status === 403 && at.includes("/admin/v1/")) || (status === 401 && at.includes("/v1/usage")) ||
+    (status === 422 && at.includes("/admin/v1/keys"));
+  const adminApi = async (path: string, init: RequestInit = {}) => {
+    const response = await fetch(`${url}/admin/v1/${path}`, { ...init, headers: { authorization: `Bearer ${TEST_KEY}`, "content-type": "application/json" } });
+    return { status: response.status, body: (await response.json()) as Record<string, any> };
+  };
+  return { gateway, url, admin, chat, usage, adminApi, expected, stop: () => gateway.stop() };
 }
 
 async function signIn(tab: Watched, url: string, key = TEST_KEY) {
@@ -197,7 +202,6 @@ describe("the dashboard", () => {
       await form.getByRole("button", { name: "Save" }).click();
       await tab.page.getByRole("cell", { name: "$5.00 / day" }).waitFor();
       await tab.page.getByRole("cell", { name: "$0.00", exact: true }).waitFor();
-      await tab.page.screenshot({ path: join(SHOTS, "dashboard-keys.png") });
       const listed = (await (await fetch(`${g.url}/admin/v1/keys`, { headers: { authorization: `Bearer ${TEST_KEY}` } })).json()) as { data: Record<string, any>[] };
       expect(listed.data.find((k) => k.name === "laptop")).toMatchObject({ budget: { usd: 5, period: "day" }, rpm: 60 });
 
@@ -216,6 +220,104 @@ describe("the dashboard", () => {
       expect(tab.errors()).toEqual([]);
     } finally {
       await tab.page.close();
+      await g.stop();
+    }
+  }, BROWSER_TEST_MS);
+
+  test("every field of a key is set and cleared from the Keys page; a refused value shows the API's message and changes nothing", async () => {
+    const g = await gateway();
+    if (!g.admin) return void (await g.stop());
+    const tab = await watch(context, g.expected);
+    const { page } = tab;
+    try {
+      await signIn(tab, g.url);
+      await open(page, "keys");
+      // Created with some fields (POST), as the API then reads them.
+      const create = page.getByRole("form", { name: "New key" });
+      await create.getByLabel("New key's name").fill("ci");
+      await create.getByLabel(/^Upstreams /).fill("alpha");
+      await create.getByLabel("Tokens per minute").fill("5000");
+      await create.getByLabel("Metadata").fill("team=web");
+      await create.getByRole("button", { name: "Create key" }).click();
+      await page.getByRole("button", { name: "Done" }).click();
+      const id = ((await g.adminApi("keys")).body.data as Record<string, any>[]).find((k) => k.name === "ci")!.id as string;
+      const read = async () => (await g.adminApi(`keys/${id}`)).body;
+      expect(await read()).toMatchObject({ upstreams: ["alpha"], tpm: 5000, metadata: { team: "web" }, routes: null, expires_at: null, disabled: false });
+
+      // Edited (PATCH): every field set, each as the API reads it; the expiry typed in the browser's zone.
+      const expiry = "2030-01-31T10:30";
+      const expiresAt = await page.evaluate((at) => new Date(at).getTime() / 1000, expiry);
+      await page.getByRole("button", { name: "Edit ci" }).click();
+      let form = page.getByRole("form", { name: "Edit ci" });
+      await form.getByLabel("Name", { exact: true }).fill("ci-bot");
+      await form.getByLabel(/^Models /).fill("gpt-4o*, claude-*");
+      await form.getByLabel(/^Routes /).fill("coding, cheap");
+      await form.getByLabel(/^Upstreams /).fill("alpha, beta-*");
+      await form.getByLabel("Budget", { exact: true }).fill("200000");
+      await form.getByLabel("Budget unit").selectOption("tokens");
+      await form.getByLabel("Budget period").selectOption("week");
+      await form.getByLabel("Requests per minute").fill("60");
+      await form.getByLabel("Tokens per minute").fill("20000");
+      await form.getByLabel("Expires", { exact: true }).fill(expiry);
+      await form.getByLabel("Metadata").fill("team=web\nowner = ana\nnote=a=b, c");
+      await form.getByLabel("Disabled").check();
+      // Every control has a label, and the keyboard reaches the next one with a visible focus.
+      expect(await form.locator("input, select, textarea, button").evaluateAll((els) => els.filter((e) => !(e as HTMLInputElement).labels?.length && !e.getAttribute("aria-label") && !e.textContent?.trim()).length)).toBe(0);
+      await page.keyboard.press("Tab");
+      expect(await page.evaluate(() => [document.activeElement?.id, getComputedStyle(document.activeElement!).outlineStyle])).toEqual(["edit-metadata", "solid"]);
+      await form.getByRole("button", { name: "Save" }).click();
+      await form.waitFor({ state: "detached" });
+      const set = { name: "ci-bot", models: ["gpt-4o*", "claude-*"], routes: ["coding", "cheap"], upstreams: ["alpha", "beta-*"], budget: { tokens: 200000, period: "week" }, rpm: 60, tpm: 20000, expires_at: expiresAt, disabled: true, metadata: { team: "web", owner: "ana", note: "a=b, c" } };
+      expect(await read()).toMatchObject(set);
+      // The table says it is disabled, until when it runs, and its rates.
+      const row = page.getByRole("row").filter({ hasText: "ci-bot" });
+      await row.getByText("disabled", { exact: true }).waitFor();
+      expect(await row.locator("td").allTextContents()).toEqual(expect.arrayContaining([expect.stringContaining("2030"), "60 rpm20,000 tpm"]));
+      expect(await row.locator("td").nth(1).textContent()).toBe("chat, modelsmodels: gpt-4o*, claude-*routes: coding, cheapupstreams: alpha, beta-*");
+
+      // Opened again, the form holds what was set (the picture in docs/dashboard.md).
+      await page.getByRole("button", { name: "Edit ci-bot" }).click();
+      form = page.getByRole("form", { name: "Edit ci-bot" });
+      expect(await form.getByLabel("Expires", { exact: true }).inputValue()).toBe(expiry);
+      expect(await form.getByLabel("Metadata").inputValue()).toBe("team=web\nowner=ana\nnote=a=b, c");
+      await page.screenshot({ path: join(SHOTS, "dashboard-keys.png"), fullPage: true });
+
+      // Refused by the API (a metadata key over 64 characters): its message in the page, nothing changed.
+      const long = "k".repeat(65);
+      const refused = await g.adminApi(`keys/${id}`, { method: "PATCH", body: JSON.stringify({ metadata: { [long]: "v" } }) });
+      expect(refused.status).toBe(422);
+      const before = await read();
+      await form.getByLabel("Metadata").fill(`${long}=v`);
+      await form.getByLabel("Tokens per minute").fill("1");
+      await form.getByRole("button", { name: "Save" }).click();
+      const message = `Save: ${refused.body.error.message} ${refused.body.error.details}`;
+      await page.getByRole("alert").filter({ hasText: message }).waitFor();
+      expect(await page.getByRole("alert").textContent()).toBe(message);
+      // What the form cannot send: a metadata line without '=', an expiry in the past (as `parley keys` refuses it).
+      await form.getByLabel("Metadata").fill("team web");
+      await form.getByRole("button", { name: "Save" }).click();
+      await page.getByRole("alert").filter({ hasText: "'team web' has no '='" }).waitFor();
+      await form.getByLabel("Metadata").fill("team=web");
+      await form.getByLabel("Expires", { exact: true }).fill("2020-01-01T00:00");
+      await form.getByRole("button", { name: "Save" }).click();
+      await page.getByRole("alert").filter({ hasText: "Expires: a time in the future" }).waitFor();
+      expect(await read()).toEqual(before);
+
+      // Each cleared from the page: empty lists, no budget, rates or expiry, no metadata, enabled.
+      for (const label of [/^Models /, /^Routes /, /^Upstreams /, "Requests per minute", "Tokens per minute", "Metadata"]) await form.getByLabel(label).fill("");
+      await form.getByLabel("Budget", { exact: true }).fill("");
+      await form.getByRole("button", { name: "Expires never" }).click();
+      await form.getByLabel("Disabled").uncheck();
+      await form.getByRole("button", { name: "Save" }).click();
+      await form.waitFor({ state: "detached" });
+      expect(await page.getByRole("alert").count()).toBe(0);
+      expect(await read()).toMatchObject({ name: "ci-bot", models: null, routes: null, upstreams: null, budget: null, rpm: null, tpm: null, expires_at: null, disabled: false, metadata: {} });
+      await row.getByRole("cell", { name: "never" }).waitFor();
+      expect(await row.getByText("disabled", { exact: true }).count()).toBe(0);
+      onlyTheGateway(tab, g.url);
+      expect(tab.errors()).toEqual([]);
+    } finally {
+      await page.close();
       await g.stop();
     }
   }, BROWSER_TEST_MS);
@@ -242,6 +344,9 @@ describe("the dashboard", () => {
   test("every page fits 390x844 without a horizontal scroll bar, in the system's dark scheme", async () => {
     const g = await gateway();
     expect((await g.chat("gpt-4o")).status).toBe(200);
+    // A key with every field set: the Keys table's widest row.
+    const fields = { models: ["gpt-4o*", "claude-*"], routes: ["coding"], upstreams: ["alpha", "beta-*"], budget: { usd: 12.5, period: "month" }, rpm: 600, tpm: 200000, expires_at: 1_900_000_000, disabled: true, metadata: { team: "web" } };
+    if (g.admin) expect((await g.adminApi("keys", { method: "POST", body: JSON.stringify({ name: "ci-for-the-phone", ...fields }) })).status).toBe(201);
     const tab = await watch(context, g.expected);
     try {
       await tab.page.setViewportSize({ width: 390, height: 844 });
@@ -253,6 +358,13 @@ describe("the dashboard", () => {
         await tab.page.locator("main table, main .note, main .empty").first().waitFor();
         expect({ name, overflows: await overflows(tab.page) }).toEqual({ name, overflows: false });
         if (name === "usage") await tab.page.screenshot({ path: join(SHOTS, "dashboard-usage-phone.png"), fullPage: true });
+      }
+      if (g.admin) {
+        // The edit form, filled, fits too.
+        await open(tab.page, "keys");
+        await tab.page.getByRole("button", { name: "Edit ci-for-the-phone" }).click();
+        await tab.page.getByRole("form", { name: "Edit ci-for-the-phone" }).waitFor();
+        expect(await overflows(tab.page)).toBe(false);
       }
       expect(tab.errors()).toEqual([]);
     } finally {
