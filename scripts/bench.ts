@@ -1,6 +1,7 @@
 /**
- * `bun run bench [--quick] [--json FILE] [--peer]`: what parley costs per request, path by path,
- * measured against a direct call and the reference hop (scripts/bench/hop.ts) in the same run.
+ * `bun run bench [--quick] [--json FILE] [--peer] [--live]`: what parley costs per request, path by
+ * path, measured against a direct call and the reference hop (scripts/bench/hop.ts) in the same run;
+ * `--live` with the dashboard's Live page open on the measured server all along.
  * Starts everything on 127.0.0.1 and stops it after. Needs wrk for the load runs (falls back to
  * fetch loops in this process, which load the machine differently; the output says which).
  */
@@ -8,13 +9,14 @@ import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { rssMb } from "../test/lib/proc.ts";
 import { latency, load, median, once, total, wrk, type Load, type Target } from "./bench/measure.ts";
-import { anthropicUpstream, createFleet, KEY, parleyFromSource, root } from "./bench/processes.ts";
+import { anthropicUpstream, createFleet, KEY, parleyFromSource, root, watchLive } from "./bench/processes.ts";
 import { claudeCodeBody, floorRequest, PATHS } from "./bench/profile-paths.ts";
 import { streamCheck } from "./bench/stream-check.ts";
 
 const args = process.argv.slice(2);
 const quick = args.includes("--quick");
 const withPeer = args.includes("--peer");
+const withLive = args.includes("--live");
 const jsonOut = args.includes("--json") ? args[args.indexOf("--json") + 1] : undefined;
 const CLAUDE = "anthropic.claude-3-5-haiku-20241022-v1:0";
 const LLAMA = "meta.llama3-8b-instruct-v1:0";
@@ -86,6 +88,8 @@ try {
   const floor = await fleet.startHelper("floor", "scripts/bench/floor.ts", { UPSTREAM: upstream.url, KEY }, [process.execPath, "--smol"]);
   // The bench upstream is also declared as an `anthropic` upstream: Claude's own names go to its /v1/messages.
   const parley = await fleet.startParley(parleyFromSource(true), upstream.url, { PARLEY_UPSTREAMS: anthropicUpstream(dir, upstream.url) });
+  // --live: the dashboard's Live page open on the server every path is measured on, all along.
+  const live = withLive ? watchLive(parley.url) : undefined;
   // --smol on and off are compared between two fresh processes: one that served every path before
   // would carry that run's heap into the comparison.
   const twin = await fleet.startParley(parleyFromSource(true), upstream.url);
@@ -291,6 +295,8 @@ try {
   results.stream = await streamCheck(upstream.url, parley.url, auth, anthropicAuth, quick ? 10 : 30);
 
   results.binary = await binaryStartup(upstream.url);
+  if (live) results.live_events = live.events();
+  await live?.stop();
 } finally {
   fleet.stop();
 }
