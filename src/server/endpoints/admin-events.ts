@@ -115,7 +115,7 @@ async function eventsTail(store: UsageStore, last: number | undefined) {
     skipped += await store.countEvents(seen, upto);
     seen = upto;
   };
-  const batch = () => store.eventsAfter(seen, BATCH, holes.size > 0 ? [...holes.keys()] : undefined);
+  const batch = (limit: number) => store.eventsAfter(seen, limit, holes.size > 0 ? [...holes.keys()] : undefined);
   const forgetOld = (now: number) => {
     for (const [cursor, until] of holes) {
       if (until > now) break;
@@ -134,8 +134,11 @@ async function eventsTail(store: UsageStore, last: number | undefined) {
       skipped = 0;
       const now = Date.now();
       forgetOld(now);
+      // At most `last`: records committed since `upto` was read wait for the next poll.
+      let left = last ?? Infinity;
       try {
-        for (let rows = await batch(); rows.length > 0; rows = rows.length === BATCH ? await batch() : []) {
+        for (let limit = Math.min(BATCH, left); limit > 0; limit = Math.min(BATCH, left)) {
+          const rows = await batch(limit);
           for (const [cursor, json] of rows) {
             if (cursor > seen) {
               for (let gap = seen + 1; gap < cursor && holes.size < HOLES_MAX; gap++) holes.set(gap, now + HOLE_MS);
@@ -145,6 +148,7 @@ async function eventsTail(store: UsageStore, last: number | undefined) {
             }
             text += `event: request\ndata: ${json}\n\n`;
           }
+          left = rows.length < limit ? 0 : left - rows.length;
         }
       } catch {
         // The database cannot be read: what was read goes out, the rest at a later poll.
