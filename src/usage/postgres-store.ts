@@ -1,11 +1,13 @@
 import type { SQL } from "bun";
 import { migratePostgres } from "../lib/postgres.ts";
 import { COLUMNS } from "./record.ts";
-import { BUCKET_RAW, BUCKET_ROLLUP, isRawOnly, ROLLUP_COLUMNS, ROLLUP_UPSERT, rollupsOf, roundUsd, wholeHourFrom, type Rollup, type RawOnly, type UsageStore } from "./store.ts";
+import {
+  BUCKET_RAW, BUCKET_ROLLUP, isRawOnly, ROLLUP_COLUMNS, ROLLUP_UPSERT, rollupsOf, roundUsd, wholeHourFrom, type Rollup, type RawOnly, type UpstreamLatency, type UsageStore,
+} from "./store.ts";
 import type { Grouping, UsageRow } from "./summary.ts";
 
 /** The usage tables in Postgres, as numbered migrations (the same tables as SQLite's, typed for Postgres). */
-const MIGRATIONS = [
+export const MIGRATIONS = [
   [
     `CREATE TABLE usage (
       id TEXT PRIMARY KEY, request_id TEXT, time BIGINT NOT NULL, endpoint TEXT NOT NULL, key_label TEXT NOT NULL,
@@ -21,6 +23,8 @@ const MIGRATIONS = [
   ],
   // Counters that Redis would hold (rate limits, daily budgets) when DATABASE_URL is set without REDIS_URL.
   ["CREATE TABLE counters (counter TEXT PRIMARY KEY, value BIGINT NOT NULL, expires BIGINT NOT NULL)"],
+  // The events tail's cursor (SQLite has its rowid). Records already there are numbered as the table is rewritten.
+  ["ALTER TABLE usage ADD COLUMN seq BIGINT GENERATED ALWAYS AS IDENTITY", "CREATE UNIQUE INDEX usage_seq ON usage (seq)"],
 ];
 
 const migrated = new WeakMap<SQL, Promise<number[]>>();
@@ -52,6 +56,23 @@ const ROLLUP_TYPES: Record<keyof Rollup, string> = {
 const unnest = (columns: readonly string[], types: Record<string, string>) => `SELECT * FROM unnest(${columns.map((c, i) => `$${i + 1}::${types[c]}[]`).join(", ")})`;
 const INSERT = `INSERT INTO usage (${COLUMNS.join(", ")}) ${unnest(COLUMNS, TYPES)} ON CONFLICT (id) DO NOTHING RETURNING id`;
 const ROLLUP = `INSERT INTO usage_hourly (${ROLLUP_COLUMNS.join(", ")}) ${unnest(ROLLUP_COLUMNS, ROLLUP_TYPES)} ${ROLLUP_UPSERT}`;
+
+/**
+ * An event's fields: the record's columns in the order SQLite's table has them (its events are
+ * built from that), so that both stores write the same JSON. `row_to_json` writes it compact, as
+ * SQLite's `json_object` does; `seq` is the cursor, not a field.
+ */
+const EVENT_FIELDS = [
+  "time", "endpoint", "key_label", "model_requested", "model", "provider", "input_tokens", "output_tokens", "cache_read_tokens",
+  "cache_write_tokens", "cost_usd", "status", "outcome", "latency_ms", "ttft_ms", "attempts", "tag", "route", "session", "id", "request_id",
+] as const satisfies readonly (typeof COLUMNS)[number][];
+const EVENTS = `SELECT u.seq::float8, row_to_json(e)::text FROM usage u, LATERAL (SELECT ${EVENT_FIELDS.map((f) => `u.${f}`).join(", ")}) e`;
+const EVENTS_AFTER = `${EVENTS} WHERE u.seq > $1 ORDER BY u.seq LIMIT $2`;
+const EVENTS_AFTER_OR_ALSO = `${EVENTS} WHERE u.seq > $1 OR u.seq = ANY($3::bigint[]) ORDER BY u.seq LIMIT $2`;
+/** Nearest rank, as the SQLite store's `quantile`. */
+const LATENCIES = `SELECT provider, count(*)::float8 AS requests, (count(*) FILTER (WHERE status >= 500))::float8 AS errors,
+    percentile_disc(0.5) WITHIN GROUP (ORDER BY latency_ms) AS p50_ms, percentile_disc(0.95) WITHIN GROUP (ORDER BY latency_ms) AS p95_ms
+  FROM usage WHERE time >= $1 AND provider IS NOT NULL GROUP BY provider ORDER BY provider COLLATE "C"`;
 
 const columnsOf = <T>(rows: readonly T[], columns: readonly (keyof T)[]) => columns.map((c) => rows.map((row) => row[c]));
 
@@ -114,6 +135,24 @@ export function createPostgresUsageStore(sql: SQL, log?: { info(...args: unknown
     async prune(before) {
       await ready();
       await sql`DELETE FROM usage WHERE time < ${before}`;
+    },
+    async eventsAfter(cursor, limit, also) {
+      await ready();
+      return also?.length ? sql.unsafe(EVENTS_AFTER_OR_ALSO, [cursor, limit, also]).values() : sql.unsafe(EVENTS_AFTER, [cursor, limit]).values();
+    },
+    async newestEvent() {
+      await ready();
+      const [[seq]] = await sql`SELECT coalesce(max(seq), 0)::float8 FROM usage`.values();
+      return seq;
+    },
+    async countEvents(after, upto) {
+      await ready();
+      const [[count]] = await sql`SELECT count(*)::float8 FROM usage WHERE seq > ${after} AND seq <= ${upto}`.values();
+      return count;
+    },
+    async upstreamLatencies(since) {
+      await ready();
+      return sql.unsafe(LATENCIES, [since]) as Promise<UpstreamLatency[]>;
     },
     close: () => sql.close(),
   };

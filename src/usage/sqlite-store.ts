@@ -1,6 +1,8 @@
 import type { Database } from "bun:sqlite";
 import { COLUMNS, pushRow, type UsageRecord } from "./record.ts";
-import { BUCKET_RAW, BUCKET_ROLLUP, isRawOnly, ROLLUP_COLUMNS, ROLLUP_UPSERT, rollupsOf, roundUsd, wholeHourFrom, type RawOnly, type UsageStore } from "./store.ts";
+import {
+  BUCKET_RAW, BUCKET_ROLLUP, isRawOnly, quantile, ROLLUP_COLUMNS, ROLLUP_UPSERT, rollupsOf, roundUsd, wholeHourFrom, type RawOnly, type UpstreamLatency, type UsageStore,
+} from "./store.ts";
 import type { Grouping, UsageRow } from "./summary.ts";
 
 /**
@@ -75,6 +77,7 @@ const ROLLUP_SUMS = "requests, errors AS e, input_tokens AS i, output_tokens AS 
  */
 export function createSqliteUsageStore(database: () => Database): UsageStore {
   let write: ((records: readonly UsageRecord[]) => number) | undefined;
+  let reads: ReturnType<typeof prepareReads> | undefined;
   let migrated = false;
   const db = () => {
     const handle = database();
@@ -82,6 +85,7 @@ export function createSqliteUsageStore(database: () => Database): UsageStore {
     migrated = true;
     return handle;
   };
+  const read = () => (reads ??= prepareReads(db()));
 
   function prepare(handle: Database) {
     const row = `(${COLUMNS.map(() => "?").join(", ")})`;
@@ -143,6 +147,48 @@ export function createSqliteUsageStore(database: () => Database): UsageStore {
     async prune(before) {
       db().query("DELETE FROM usage WHERE time < ?").run(before);
     },
+    async eventsAfter(cursor, limit, also) {
+      const { after, afterOrAlso } = read();
+      const rows = also?.length ? afterOrAlso.values({ after: cursor, limit, also: JSON.stringify(also) }) : after.values({ after: cursor, limit });
+      return rows as [number, string][];
+    },
+    async newestEvent() {
+      return (read().newest.values() as [[number]])[0][0];
+    },
+    async countEvents(after, upto) {
+      return (read().between.values({ after, upto }) as [[number]])[0][0];
+    },
+    async upstreamLatencies(since) {
+      const rows = read().latencies.all({ since }) as { provider: string; latency_ms: number; status: number }[];
+      const byUpstream: { provider: string; latency: number[]; errors: number }[] = [];
+      for (const row of rows) {
+        let entry = byUpstream.at(-1);
+        if (entry?.provider !== row.provider) byUpstream.push((entry = { provider: row.provider, latency: [], errors: 0 }));
+        entry.latency.push(row.latency_ms);
+        if (row.status >= 500) entry.errors++;
+      }
+      return byUpstream.map(({ provider, latency, errors }): UpstreamLatency => ({
+        provider, requests: latency.length, errors, p50_ms: quantile(latency, 0.5), p95_ms: quantile(latency, 0.95),
+      }));
+    },
     async close() {},
+  };
+}
+
+/**
+ * The events tail and the latency figures. SQLite writes each event's JSON itself, over the
+ * table's columns as they are: a row read as a JS object and then stringified cost the worker
+ * serving the stream a third more. A record's rowid is its cursor: writers take turns, so records
+ * are numbered in the order they become visible.
+ */
+function prepareReads(db: Database) {
+  const columns = db.query<{ name: string }, []>("SELECT name FROM pragma_table_info('usage')").all().map(({ name }) => `'${name}', "${name}"`);
+  const events = `SELECT rowid, json_object(${columns.join(", ")}) FROM usage`;
+  return {
+    after: db.query(`${events} WHERE rowid > $after ORDER BY rowid LIMIT $limit`),
+    afterOrAlso: db.query(`${events} WHERE rowid > $after OR rowid IN (SELECT value FROM json_each($also)) ORDER BY rowid LIMIT $limit`),
+    newest: db.query("SELECT coalesce(max(rowid), 0) FROM usage"),
+    between: db.query("SELECT count(*) FROM usage WHERE rowid > $after AND rowid <= $upto"),
+    latencies: db.query("SELECT provider, latency_ms, status FROM usage WHERE time >= $since AND provider IS NOT NULL ORDER BY provider, latency_ms"),
   };
 }

@@ -17,7 +17,35 @@ export interface UsageStore {
   summarize(since: number, by: Grouping, bucket?: Bucket): Promise<UsageRow[]>;
   /** Deletes raw records older than a moment (Unix ms); rollups stay. */
   prune(before: number): Promise<void>;
+  /**
+   * The events tail (contract 19's /admin/v1/events): records are numbered as they are written (a
+   * cursor: SQLite's rowid, Postgres's `seq`). Up to `limit` records after `cursor`, and those
+   * numbered `also` (numbers passed over before, see admin-events.ts), in cursor order: each as
+   * [its cursor, its event's JSON], written by the database. The JSON has the record's columns,
+   * with the same names, order and values in both stores.
+   */
+  eventsAfter(cursor: number, limit: number, also?: readonly number[]): Promise<[number, string][]>;
+  /** The newest record's cursor; 0 when there is none. */
+  newestEvent(): Promise<number>;
+  /** How many records there are after `after`, up to `upto` included. */
+  countEvents(after: number, upto: number): Promise<number>;
+  /** Per upstream, the records since a moment (Unix ms) that reached one: contract 19's last 5 minutes. */
+  upstreamLatencies(since: number): Promise<UpstreamLatency[]>;
   close(): Promise<void>;
+}
+
+export interface UpstreamLatency {
+  provider: string;
+  requests: number;
+  /** Answered 5xx. */
+  errors: number;
+  p50_ms: number;
+  p95_ms: number;
+}
+
+/** The q-quantile of sorted values, by nearest rank: what Postgres's percentile_disc gives. */
+export function quantile(sorted: readonly number[], q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
 }
 
 export const HOUR_S = 3600;

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { adminEvents } from "../../src/server/endpoints/admin-events.ts";
-import { migrateUsage } from "../../src/usage/sqlite-store.ts";
+import { createSqliteUsageStore, migrateUsage } from "../../src/usage/sqlite-store.ts";
 import { hashSession } from "../../src/usage/recorder.ts";
 import { startGateway } from "../lib/gateway.ts";
 
@@ -89,7 +89,7 @@ test("a client that stops reading costs the gateway at most the unread limit: th
   const db = new Database(join(dir, "parley.db"));
   migrateUsage(db);
   const insert = db.query("INSERT INTO usage (id, time, endpoint, key_label, status, outcome, latency_ms, attempts) VALUES (?, ?, '/v1/chat/completions', 'main', 200, 'ok', 1, 1)");
-  const endpoint = adminEvents(() => db, 20, 4096);
+  const endpoint = adminEvents(createSqliteUsageStore(() => db), 20, 4096);
   const stream = (await endpoint.answer({ request: new Request("http://127.0.0.1/admin/v1/events"), headers: {}, query: {}, params: [] })) as Response;
   // 400 records of about 300 bytes each, in four goes, with nobody reading.
   for (let round = 0; round < 4; round++) {

@@ -95,6 +95,43 @@ describe("usage in Postgres and in SQLite (contract 21)", () => {
     await postgres.close();
   });
 
+  test("the events tail and the last minutes' latencies read the same from both stores: each record's JSON, its cursor, the figures", async () => {
+    const { postgres, sqlite } = await stores();
+    await postgres.write(records);
+    await sqlite.write(records);
+    const fromPostgres = await postgres.eventsAfter(10, 5000);
+    const fromSqlite = await sqlite.eventsAfter(10, 5000);
+    expect(fromPostgres.map(([cursor]) => cursor)).toEqual(Array.from({ length: records.length - 10 }, (_, i) => 11 + i));
+    expect(fromPostgres.map(([cursor]) => cursor)).toEqual(fromSqlite.map(([cursor]) => cursor));
+    // The same fields in the same order, the same values (numbers as numbers, nulls as null): each the record as written.
+    const parsed = fromPostgres.map(([, json]) => JSON.parse(json));
+    expect(parsed).toEqual(fromSqlite.map(([, json]) => JSON.parse(json)));
+    expect(parsed).toEqual(records.slice(10));
+    for (let i = 0; i < 20; i++) expect(Object.keys(parsed[i])).toEqual(Object.keys(JSON.parse(fromSqlite[i]![1])));
+    expect(parsed.some((event) => event.cost_usd === null) && parsed.some((event) => typeof event.cost_usd === "number")).toBe(true);
+    for (const store of [postgres, sqlite]) {
+      expect(await store.newestEvent()).toBe(records.length);
+      expect(await store.countEvents(100, 250)).toBe(150);
+      expect(await store.countEvents(records.length, records.length + 10)).toBe(0);
+      // Cursors passed over before are read again beside the ones after.
+      expect((await store.eventsAfter(1990, 100, [3, 5, 2001])).map(([cursor]) => cursor)).toEqual([3, 5, 1991, 1992, 1993, 1994, 1995, 1996, 1997, 1998, 1999, 2000]);
+      expect(await store.eventsAfter(records.length, 100)).toEqual([]);
+    }
+    const since = start + 1000 * 11_000;
+    const figures = await postgres.upstreamLatencies(since);
+    expect(figures).toEqual(await sqlite.upstreamLatencies(since));
+    const kept = records.filter((r) => r.time >= since);
+    for (const provider of ["alpha", "beta"]) {
+      const latency = kept.filter((r) => r.provider === provider).map((r) => r.latency_ms).sort((a, b) => a - b);
+      expect(figures.find((row) => row.provider === provider)).toEqual({
+        provider, requests: latency.length, errors: kept.filter((r) => r.provider === provider && r.status >= 500).length,
+        p50_ms: latency[Math.ceil(latency.length * 0.5) - 1]!, p95_ms: latency[Math.ceil(latency.length * 0.95) - 1]!,
+      });
+    }
+    expect(await postgres.upstreamLatencies(records.at(-1)!.time + 1)).toEqual([]);
+    await postgres.close();
+  });
+
   test("pruning deletes raw records only: by=tag forgets them, the rollups still count them", async () => {
     const { postgres } = await stores();
     await postgres.write(records);
@@ -109,9 +146,9 @@ describe("usage in Postgres and in SQLite (contract 21)", () => {
     const logs: string[] = [];
     const all = Array.from({ length: 10 }, () => createPostgresUsageStore(new SQL(url, { max: 1 }), { info: (line: unknown) => logs.push(String(line)) }));
     await Promise.all(all.map((store) => store.ready()));
-    expect(logs).toEqual(["usage: database migrated to version 2"]);
+    expect(logs).toEqual(["usage: database migrated to version 3"]);
     const sql = new SQL(url);
-    expect(await sql`SELECT version FROM usage_migrations ORDER BY version`).toEqual([{ version: 1 }, { version: 2 }]);
+    expect(await sql`SELECT version FROM usage_migrations ORDER BY version`).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
     await sql.close();
     await Promise.all(all.map((store) => store.close()));
   });

@@ -1,4 +1,3 @@
-import type { Database } from "bun:sqlite";
 import { mask, type Config, type Entry } from "../../config.ts";
 import { invalidRequest, notFound, validationError } from "../../errors.ts";
 import type { ChatRequest } from "../../ir.ts";
@@ -9,7 +8,7 @@ import { loadTokenizer } from "../../routing/estimate.ts";
 import { explain } from "../../routing/explain.ts";
 import type { Live } from "../../routing/live.ts";
 import type { Discovery } from "../../routing/discovery.ts";
-import { migrateUsage } from "../../usage/sqlite-store.ts";
+import type { UpstreamLatency, UsageStore } from "../../usage/store.ts";
 import type { Principal } from "../auth.ts";
 import type { ChatEndpoint, PlainEndpoint } from "../edge/endpoint.ts";
 import type { Keys } from "../keys.ts";
@@ -19,9 +18,10 @@ export interface StateDeps {
   keys: Keys;
   upstreams: Live;
   discovery: Discovery;
-  database: () => Database;
-  /** Flushes this process's usage records, so the figures include the last second's. */
-  flush: () => void;
+  /** Where every worker (and every gateway sharing the database) writes its usage records. */
+  store: UsageStore;
+  /** Writes this process's usage records, so the figures include the last second's. */
+  flush: () => Promise<void>;
   reload: () => { ok: boolean; message: string } | undefined;
   settings: () => Entry[];
   /** The endpoints that decode a chat, to explain a request as they would route it. */
@@ -47,29 +47,23 @@ const READ = ["admin", "usage"] as const;
 
 /**
  * What the gateway is doing (contract 19): its upstreams with their last 5 minutes (from the usage
- * records every worker writes to the one database, so the figures cover every worker), the routes
+ * records every worker writes to the one database, so the figures cover every worker, and every
+ * gateway sharing it), the routes
  * and how a request would take them, the effective settings (secrets masked), a reload, and a
  * one-chat test of an upstream.
  */
 export function adminState(deps: StateDeps): PlainEndpoint[] {
   const { upstreams } = deps;
   const base = { kind: "plain", errors: "parley", cors: false } as const;
-  let stats: ReturnType<Database["query"]> | undefined;
-  const lastMinutes = () => {
-    deps.flush();
-    const db = deps.database();
-    if (!stats) {
-      migrateUsage(db);
-      stats = db.query("SELECT provider, latency_ms, status FROM usage WHERE time >= $since AND provider IS NOT NULL ORDER BY provider, latency_ms");
+  /** Each upstream's last minutes; undefined while the database cannot be read (the rest of the answer stands). */
+  const lastMinutes = async (): Promise<Map<string, UpstreamLatency> | undefined> => {
+    try {
+      await deps.flush();
+      const rows = await deps.store.upstreamLatencies(Date.now() - WINDOW_MS);
+      return new Map(rows.map((row) => [row.provider, row]));
+    } catch {
+      return undefined;
     }
-    const byUpstream = new Map<string, { latency: number[]; errors: number }>();
-    for (const row of stats.all({ since: Date.now() - WINDOW_MS }) as { provider: string; latency_ms: number; status: number }[]) {
-      let entry = byUpstream.get(row.provider);
-      if (!entry) byUpstream.set(row.provider, (entry = { latency: [], errors: 0 }));
-      entry.latency.push(row.latency_ms);
-      if (row.status >= 500) entry.errors++;
-    }
-    return byUpstream;
   };
   const audit = (principal: Principal | undefined, action: string, target: string | null, detail: Record<string, unknown>) =>
     deps.keys.store.addAudit(principal!.label, action, target, detail);
@@ -77,28 +71,25 @@ export function adminState(deps: StateDeps): PlainEndpoint[] {
   return [
     {
       ...base, method: "GET", path: "/admin/v1/upstreams", scope: READ,
-      answer() {
-        const figures = lastMinutes();
+      async answer() {
+        const figures = await lastMinutes();
         const listed = deps.discovery.list(() => undefined);
         const data = upstreams.current().declared.upstreams.map((u) => {
-          const seen = figures.get(u.name);
+          const seen = figures?.get(u.name);
           const until = upstreams.cooldowns.until(u.name);
           return {
             name: u.name, kind: u.kind, where: shownUrl(KINDS[u.kind].where(u.settings)),
             status: upstreams.status(u.name),
             cooldown_until: until === undefined ? null : Math.ceil(until / 1000),
             models: listed.filter((m) => m.provider === u.name).map((m) => m.id),
-            last_5m: {
-              requests: seen?.latency.length ?? 0,
-              p50_ms: seen ? quantile(seen.latency, 0.5) : null,
-              p95_ms: seen ? quantile(seen.latency, 0.95) : null,
-              error_rate: seen ? seen.errors / seen.latency.length : null,
-            },
+            last_5m: figures
+              ? { requests: seen?.requests ?? 0, p50_ms: seen?.p50_ms ?? null, p95_ms: seen?.p95_ms ?? null, error_rate: seen ? seen.errors / seen.requests : null }
+              : null,
           };
         });
         return { object: "list", data };
       },
-      openapi: { summary: "Upstreams: status, cooldown, models, p50/p95 latency and error rate over the last 5 minutes (every worker)", tags: ["admin"] },
+      openapi: { summary: "Upstreams: status, cooldown, models, p50/p95 latency and error rate over the last 5 minutes (every worker, every gateway sharing the database; null while the database cannot be read)", tags: ["admin"] },
     },
     {
       ...base, method: "GET", path: "/admin/v1/routes", scope: READ,
@@ -178,9 +169,4 @@ export function adminState(deps: StateDeps): PlainEndpoint[] {
       openapi: { summary: "One short chat straight to one upstream (as parley upstreams test): status, latency, the first words", tags: ["admin"] },
     },
   ];
-}
-
-/** The q-quantile of sorted values (nearest rank). */
-function quantile(sorted: number[], q: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
 }

@@ -25,13 +25,13 @@ export interface AdminDeps {
 
 /** The admin API under /admin/v1 (contract 19): keys and the audit log, the gateway's state, the live events. */
 export function adminEndpoints(deps: AdminDeps): PlainEndpoint[] {
-  const flush = () => {
+  const flush = async () => {
     deps.usage.settle();
-    deps.usage.recorder?.flush();
+    await deps.usage.recorder?.flush();
   };
   return [
     ...adminKeys(deps.keys),
-    ...adminState({ ...deps, flush }),
-    adminEvents(deps.database),
+    ...adminState({ ...deps, store: deps.usage.store, flush }),
+    adminEvents(deps.usage.store),
   ];
 }
