@@ -115,7 +115,7 @@ export function createApp({ config, log, accessLog, entries, telemetry = TELEMET
     ...fileEndpoints(config, files),
     usageEndpoint(usage),
     ...(usage.metrics ? [metrics(usage.metrics, usage.settle, telemetry)] : []),
-    ...adminEndpoints({ config, keys, usage, upstreams, discovery, database: db, log, decoders: [chatCompletions, messages, responses, completions], reload: () => reloader?.(), settings: () => settings?.() ?? entries ?? [] }),
+    ...adminEndpoints({ config, keys, usage, upstreams, discovery, decoders: [chatCompletions, messages, responses, completions], reload: () => reloader?.(), settings: () => settings?.() ?? entries ?? [] }),
     // Last: the paths with parameters are tried in order, and these take none of the others'.
     ...gemini(counter, embedder, keys.access),
     ...vertex(counter, keys.access),

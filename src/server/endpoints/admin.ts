@@ -1,6 +1,4 @@
-import type { Database } from "bun:sqlite";
 import type { Config, Entry } from "../../config.ts";
-import type { Logger } from "../../log.ts";
 import type { Discovery } from "../../routing/discovery.ts";
 import type { Live } from "../../routing/live.ts";
 import type { UsageService } from "../../usage/service.ts";
@@ -16,8 +14,6 @@ export interface AdminDeps {
   usage: UsageService;
   upstreams: Live;
   discovery: Discovery;
-  database: () => Database;
-  log: Logger;
   reload: () => { ok: boolean; message: string } | undefined;
   settings: () => Entry[];
   decoders: readonly ChatEndpoint[];
