@@ -1,3 +1,4 @@
+import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -128,6 +129,18 @@ describe("the dashboard", () => {
         expect((await g.chat("gpt-4o-mini")).status).toBe(200);
       }
       await tab.page.screenshot({ path: join(SHOTS, "dashboard-live.png") });
+      if (g.admin) {
+        // 600 requests finished at once (written in one go, as another worker would): the page lists the newest 500 and says so.
+        const db = new Database(join(g.gateway.config.dataDir, "parley.db"));
+        const insert = db.query("INSERT INTO usage (id, time, endpoint, key_label, model, provider, status, outcome, latency_ms, attempts) VALUES (?, ?, '/v1/chat/completions', 'burst', 'gpt-4o-burst', 'alpha', 200, 'ok', 3, 1)");
+        db.transaction(() => {
+          for (let i = 0; i < 600; i++) insert.run(`burst-${i}`, Date.now());
+        })();
+        db.close();
+        await tab.page.getByText("100 more requests finished than this page lists: it shows the newest 500 each half second.").waitFor();
+        expect(await tab.page.locator("tbody tr").count()).toBe(500);
+        expect(await tab.page.getByRole("cell", { name: "gpt-4o-burst" }).count()).toBe(500);
+      }
 
       await open(tab.page, "usage");
       await tab.page.locator(".scroll table").first().waitFor();
