@@ -23,3 +23,16 @@ test("JSON nested within the limit is served, and the limit is the same on every
   const messages = await gateway.call("/v1/messages", { method: "POST", body: `{"model":"mock","max_tokens":5,"messages":[{"role":"user","content":"hi"}],"metadata":${nested(600)}}`, headers: { "content-type": "application/json" } });
   expect(messages.status).toBe(400);
 });
+
+test("a long body is measured before it is parsed, and brackets inside its strings (escaped quotes too) are text, not depth", async () => {
+  // Over 256 KB: looked at before parsing. 600 brackets in a string, after an escaped quote, are not nesting.
+  const text = `say \\"${"[{".repeat(300)}\\" then ${"x".repeat(300_000)}`;
+  const long = `{"model":"mock","messages":[{"role":"user","content":"${text}"}]}`;
+  expect(long.length).toBeGreaterThan(256 * 1024);
+  const served = await gateway.call("/v1/chat/completions", { method: "POST", body: long, headers: { "content-type": "application/json" } });
+  expect(served.status).toBe(200);
+  const deep = `{"model":"mock","messages":[{"role":"user","content":"${"x".repeat(300_000)}"}],"metadata":${nested(513)}}`;
+  const refused = await gateway.call("/v1/chat/completions", { method: "POST", body: deep, headers: { "content-type": "application/json" } });
+  expect(refused.status).toBe(400);
+  expect((await refused.json()).error.message).toContain("nested deeper than 512 levels");
+});

@@ -116,6 +116,7 @@ function timed(read: Promise<string>, time: BodyTime, received: () => number): P
 /** A JSON endpoint's body: JSON, and an object; anything else is the client's 400. */
 export function jsonObject(raw: string): Json {
   if (raw.trim() === "") throw invalidRequest("The request body is empty; send a JSON object.");
+  if (raw.length > SCAN_FROM && nestedDeeper(raw, MAX_DEPTH)) throw tooDeep();
   let body: unknown;
   try {
     body = JSON.parse(raw);
@@ -123,12 +124,39 @@ export function jsonObject(raw: string): Json {
     throw invalidRequest("The request body is not valid JSON.", error instanceof Error ? error.message : undefined);
   }
   if (!isObject(body)) throw invalidRequest("The request body must be a JSON object.");
-  if (deeperThan(body, MAX_DEPTH)) throw invalidRequest(`The request body's JSON is nested deeper than ${MAX_DEPTH} levels.`);
+  if (deeperThan(body, MAX_DEPTH)) throw tooDeep();
   return body;
 }
 
 /** Contract 25: deeper JSON is refused, so that no converter recurses its way to a stack overflow. */
 export const MAX_DEPTH = 512;
+const tooDeep = () => invalidRequest(`The request body's JSON is nested deeper than ${MAX_DEPTH} levels.`);
+
+/**
+ * Bodies longer than this are looked at for depth before they are parsed: a 2 MB body nested a
+ * million deep parsed into 86 MB of arrays before the check could refuse it. Shorter ones are
+ * parsed first (their depth costs at most a few MB), so that an agent's every request pays no scan.
+ */
+const SCAN_FROM = 256 * 1024;
+
+/** Whether the JSON text opens more than `max` arrays or objects at once: one pass, strings skipped. */
+function nestedDeeper(text: string, max: number): boolean {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 34) {
+      // A string: up to its closing quote, escapes skipped.
+      for (i++; i < text.length; i++) {
+        const d = text.charCodeAt(i);
+        if (d === 92) i++;
+        else if (d === 34) break;
+      }
+    } else if (c === 91 || c === 123) {
+      if (++depth > max) return true;
+    } else if (c === 93 || c === 125) depth--;
+  }
+  return false;
+}
 
 /** Visits containers only (a long string costs nothing), and stops at the limit however deep the value goes. */
 function deeperThan(value: unknown, left: number): boolean {
