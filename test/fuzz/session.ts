@@ -58,7 +58,8 @@ export async function startSession() {
     BETA_ENDPOINT_URL: upstream.bedrockUrl,
     LOG_LEVEL: "debug",
   };
-  const server = await startCli([], { env, cwd: dir });
+  // The server goes with the harness, however the harness ends (a timeout, Ctrl+C).
+  const server = await startCli(["--exit-with-parent"], { env, cwd: dir });
   const send: Send = (request) => {
     const url = new URL(request.url);
     return fetch(server.url + url.pathname + url.search, { method: request.method, headers: request.headers, body: request.body, redirect: "manual" });
